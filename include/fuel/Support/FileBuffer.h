@@ -1,0 +1,44 @@
+//===- FileBuffer.h - Read-only file contents -------------------*- C++ -*-===//
+//
+// Whole-file contents, memory-mapped when possible so that large weight files
+// cost no copy. Errors are returned as messages (strerror text) for the
+// caller to attach a location to.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_SUPPORT_FILEBUFFER_H
+#define FUEL_SUPPORT_FILEBUFFER_H
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace fuel {
+
+class FileBuffer {
+public:
+  /// Maps or reads `path`; on failure returns null and sets `error`.
+  static std::shared_ptr<const FileBuffer> open(const std::string &path,
+                                                std::string &error);
+  /// A buffer owning a copy of `bytes` (for inline data and tests).
+  static std::shared_ptr<const FileBuffer> fromBytes(std::string bytes);
+
+  ~FileBuffer();
+  FileBuffer(const FileBuffer &) = delete;
+  FileBuffer &operator=(const FileBuffer &) = delete;
+
+  const char *data() const { return begin; }
+  size_t size() const { return length; }
+  std::string_view text() const { return {begin, length}; }
+
+private:
+  FileBuffer() = default;
+  const char *begin = nullptr;
+  size_t length = 0;
+  bool mapped = false;
+  std::string owned;
+};
+
+} // namespace fuel
+
+#endif // FUEL_SUPPORT_FILEBUFFER_H

@@ -1,0 +1,76 @@
+//===- FileBuffer.cpp - Read-only file contents ---------------------------===//
+
+#include "fuel/Support/FileBuffer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace fuel;
+
+FileBuffer::~FileBuffer() {
+  if (mapped)
+    munmap(const_cast<char *>(begin), length);
+}
+
+std::shared_ptr<const FileBuffer> FileBuffer::fromBytes(std::string bytes) {
+  std::shared_ptr<FileBuffer> buf(new FileBuffer());
+  buf->owned = std::move(bytes);
+  buf->begin = buf->owned.data();
+  buf->length = buf->owned.size();
+  return buf;
+}
+
+std::shared_ptr<const FileBuffer> FileBuffer::open(const std::string &path,
+                                                   std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return nullptr;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    error = std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    error = "is a directory";
+    return nullptr;
+  }
+  std::shared_ptr<FileBuffer> buf(new FileBuffer());
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void *p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                   MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      ::close(fd);
+      buf->begin = static_cast<const char *>(p);
+      buf->length = static_cast<size_t>(st.st_size);
+      buf->mapped = true;
+      return buf;
+    }
+  }
+  // Pipes, empty files and unmappable files are read instead.
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      error = std::strerror(errno);
+      ::close(fd);
+      return nullptr;
+    }
+    if (n == 0)
+      break;
+    buf->owned.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  buf->begin = buf->owned.data();
+  buf->length = buf->owned.size();
+  return buf;
+}
