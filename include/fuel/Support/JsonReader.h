@@ -35,7 +35,8 @@ class JsonReader {
 public:
   static constexpr unsigned kMaxDepth = 128;
 
-  explicit JsonReader(std::string_view text) : text(text) {}
+  explicit JsonReader(std::string_view text, size_t start = 0)
+      : text(text), pos(start) {}
 
   /// The kind of the next value (skipping whitespace); Invalid on a syntax
   /// error or at the end of input.

@@ -1,0 +1,50 @@
+//===- GraphJson.h - The fuel.graph JSON format -----------------*- C++ -*-===//
+//
+// Reading and canonical printing of fuel.graph files (docs/graph-format.md).
+// The reader reports every problem with file:line:column, the JSON pointer of
+// the offending value and the node id, then verifies the graph and infers its
+// types; the printer writes the canonical form (parse -> print -> parse is the
+// identity).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_IMPORT_GRAPHJSON_H
+#define FUEL_IMPORT_GRAPHJSON_H
+
+#include "fuel/IR/Graph.h"
+#include "fuel/Support/Diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fuel {
+
+inline constexpr int kGraphFormatVersion = 1;
+
+struct GraphReadOptions {
+  /// Directory that external weight files are relative to (usually the
+  /// directory of the graph file).
+  std::string baseDir = ".";
+  /// Run the verifier (and type inference) after parsing.
+  bool verify = true;
+};
+
+/// Parses `text` (the contents of `fileName`, used in diagnostics). Returns
+/// nullopt after reporting at least one error.
+std::optional<Graph> parseGraphJson(std::string_view text,
+                                    std::string_view fileName,
+                                    const GraphReadOptions &options,
+                                    DiagnosticEngine &diag);
+
+/// Reads the file at `path` (or standard input for "-"); weights are looked
+/// up relative to the file's directory.
+std::optional<Graph> readGraphFile(const std::string &path,
+                                   DiagnosticEngine &diag,
+                                   bool verify = true);
+
+/// The canonical JSON text of a verified graph.
+std::string printGraphJson(const Graph &graph);
+
+} // namespace fuel
+
+#endif // FUEL_IMPORT_GRAPHJSON_H

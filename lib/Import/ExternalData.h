@@ -1,0 +1,74 @@
+//===- ExternalData.h - Constants stored in weight files --------*- C++ -*-===//
+//
+// Loads constant payloads from raw little-endian .bin files, .npy arrays and
+// .safetensors archives, checking the declared dtype and shape against the
+// file's own header and the file's length against what is needed. Each file
+// is mapped once per graph, and a safetensors header is parsed once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_LIB_IMPORT_EXTERNALDATA_H
+#define FUEL_LIB_IMPORT_EXTERNALDATA_H
+
+#include "fuel/IR/Constant.h"
+#include "fuel/IR/DType.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fuel {
+
+/// What the graph declares for a constant: dtype and static extents.
+struct TensorDecl {
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t byteSize() const;
+};
+
+/// Guesses the source kind from a file name's extension.
+std::optional<ConstantSourceKind> constantKindForFile(const std::string &file);
+
+class ExternalDataLoader {
+public:
+  explicit ExternalDataLoader(std::string baseDir)
+      : baseDir(std::move(baseDir)) {}
+
+  /// Fills `out` (storage, offset, size) for `source`, or returns false with
+  /// a message in `error`.
+  bool load(const ConstantSource &source, const TensorDecl &decl,
+            ConstantData &out, std::string &error);
+
+private:
+  struct SafetensorsEntry {
+    DType dtype;
+    std::vector<int64_t> shape;
+    uint64_t begin, end;
+  };
+  struct SafetensorsIndex {
+    std::map<std::string, SafetensorsEntry, std::less<>> tensors;
+    uint64_t dataStart = 0;
+  };
+
+  std::shared_ptr<const FileBuffer> open(const std::string &file,
+                                         std::string &error);
+  bool loadRaw(const ConstantSource &source, const TensorDecl &decl,
+               ConstantData &out, std::string &error);
+  bool loadNpy(const ConstantSource &source, const TensorDecl &decl,
+               ConstantData &out, std::string &error);
+  bool loadSafetensors(const ConstantSource &source, const TensorDecl &decl,
+                       ConstantData &out, std::string &error);
+  const SafetensorsIndex *indexSafetensors(const std::string &file,
+                                           const FileBuffer &buffer,
+                                           std::string &error);
+
+  std::string baseDir;
+  std::map<std::string, std::shared_ptr<const FileBuffer>> files;
+  std::map<std::string, SafetensorsIndex> safetensors;
+};
+
+} // namespace fuel
+
+#endif // FUEL_LIB_IMPORT_EXTERNALDATA_H
