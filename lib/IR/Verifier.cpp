@@ -4,6 +4,7 @@
 
 #include "InferenceContext.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 using namespace fuel;
@@ -96,6 +97,9 @@ bool fuel::topologicalOrder(const Graph &graph, std::vector<NodeId> &order,
     }
     cycle->assign(path.begin() + visitIndex[node], path.end());
     std::reverse(cycle->begin(), cycle->end()); // Producer before consumer.
+    // Start at the lowest id so the report does not depend on the walk.
+    std::rotate(cycle->begin(),
+                std::min_element(cycle->begin(), cycle->end()), cycle->end());
   }
   return false;
 }

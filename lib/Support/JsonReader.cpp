@@ -106,10 +106,12 @@ bool JsonReader::advanceInContainer(char close) {
   if (hasError)
     return false;
   skipWhitespace();
-  if (pos >= text.size())
-    return fail(pos, std::string("unexpected end of input, expected ',' or '") +
-                         close + "'");
   bool first = firstChild.back();
+  if (pos >= text.size())
+    return fail(pos, std::string("unexpected end of input, expected ") +
+                         (first ? (close == '}' ? "a member name" : "a value")
+                                : "','") +
+                         " or '" + close + "'");
   if (text[pos] == close) {
     if (!first && text[pos - 1] == ',')
       return fail(pos, "trailing comma");

@@ -1,0 +1,20 @@
+# lit configuration for the fuelc regression tests.
+import os
+
+import lit.formats
+
+config.name = "fuelc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(config.fuel_tools_dir), "test", "lit")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in"]
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, config.environment.get("PATH", "/usr/bin:/bin")])
+
+config.substitutions.append(("%fuelc", os.path.join(config.fuel_tools_dir, "fuelc", "fuelc")))
+config.substitutions.append(("%examples", os.path.join(config.fuel_src_root, "examples")))
+# `%expect-exit N cmd...` runs cmd and fails unless it exits with exactly N.
+config.substitutions.append(
+    ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))

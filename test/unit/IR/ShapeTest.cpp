@@ -1,0 +1,81 @@
+//===- ShapeTest.cpp - Dims, broadcasting, element counts -----------------===//
+
+#include "fuel/IR/Device.h"
+#include "fuel/IR/DType.h"
+#include "fuel/IR/Shape.h"
+
+#include <catch2/catch.hpp>
+
+using namespace fuel;
+
+static Dim s(int64_t v) { return Dim::fixed(v); }
+
+TEST_CASE("dims are static, symbolic or the reshape placeholder", "[shape]") {
+  CHECK(s(0).isStatic());
+  CHECK(Dim::symbol(0).isSymbolic());
+  CHECK(Dim::symbol(7).symbolId() == 7);
+  CHECK_FALSE(Dim::inferred().isSymbolic());
+  CHECK(Dim::inferred().isInferred());
+  CHECK(Dim::fromRaw(Dim::symbol(3).raw()) == Dim::symbol(3));
+}
+
+TEST_CASE("numpy broadcasting", "[shape]") {
+  Dim b = Dim::symbol(0);
+  CHECK(*broadcastShapes(Shape{s(3), s(1)}, Shape{s(4)}) ==
+        Shape{s(3), s(4)});
+  CHECK(*broadcastShapes(Shape{}, Shape{s(2), s(5)}) == Shape{s(2), s(5)});
+  CHECK(*broadcastShapes(Shape{b, s(1)}, Shape{s(1), s(8)}) ==
+        Shape{b, s(8)});
+  CHECK(*broadcastShapes(Shape{s(0)}, Shape{s(1)}) == Shape{s(0)});
+  size_t badAxis = 99;
+  CHECK_FALSE(broadcastShapes(Shape{s(3), s(2)}, Shape{s(4), s(2)}, &badAxis));
+  CHECK(badAxis == 0);
+  // A symbol is not known to equal any static extent but 1.
+  CHECK_FALSE(broadcastShapes(Shape{b}, Shape{s(4)}));
+  CHECK_FALSE(broadcastShapes(Shape{b}, Shape{Dim::symbol(1)}));
+}
+
+TEST_CASE("element counts saturate at the limit", "[shape]") {
+  CHECK(*staticElementCount(Shape{}) == 1);
+  CHECK(*staticElementCount(Shape{s(2), s(3), Dim::symbol(0)}) == 6);
+  CHECK(*staticElementCount(Shape{s(int64_t(1) << 40), s(0)}) == 0);
+  CHECK_FALSE(staticElementCount(Shape{s(int64_t(1) << 30), s(int64_t(1) << 30)}));
+  CHECK(*staticElementCount(Shape{s(int64_t(1) << 29), s(int64_t(1) << 30)}) ==
+        kMaxElements);
+}
+
+TEST_CASE("axes normalize like numpy", "[shape]") {
+  CHECK(*normalizeAxis(-1, 3) == 2);
+  CHECK(*normalizeAxis(0, 1) == 0);
+  CHECK_FALSE(normalizeAxis(3, 3));
+  CHECK_FALSE(normalizeAxis(-4, 3));
+  CHECK_FALSE(normalizeAxis(0, 0));
+}
+
+TEST_CASE("symbol tables intern names", "[shape]") {
+  SymbolTable table;
+  CHECK(table.intern("B") == 0);
+  CHECK(table.intern("T") == 1);
+  CHECK(table.intern("B") == 0);
+  CHECK(*table.lookup("T") == 1);
+  CHECK_FALSE(table.lookup("X"));
+  CHECK(formatShape(Shape{Dim::symbol(1), s(4), Dim::inferred()}, table) ==
+        "[T, 4, -1]");
+}
+
+TEST_CASE("dtypes and devices parse and print", "[shape]") {
+  for (unsigned i = 0; i < kNumDTypes; ++i) {
+    DType t = static_cast<DType>(i);
+    CHECK(parseDType(dtypeName(t)) == t);
+  }
+  CHECK(dtypeByteSize(DType::BF16) == 2);
+  CHECK_FALSE(parseDType("float32"));
+  CHECK(formatDevice(*parseDevice("cuda:1")) == "cuda:1");
+  CHECK(parseDevice("vulkan:0")->kind == DeviceKind::Vulkan);
+  for (const char *bad : {"cuda", "gpu:0", "cpu:", "cpu:01", "cpu:-1",
+                          "cpu:99999", "cpu:0x"})
+    CHECK_FALSE(parseDevice(bad));
+  DeviceRef d{DeviceKind::CUDA, 3};
+  CHECK(*DeviceRef::decode(d.encode()) == d);
+  CHECK_FALSE(DeviceRef::decode(0));
+}
