@@ -20,6 +20,8 @@ SourceLocation SourceLocator::locateOutput(const Graph &, unsigned) const {
   return {};
 }
 
+SourceLocation SourceLocator::locateOutputs(const Graph &) const { return {}; }
+
 unsigned fuel::expectedResultCount(const Graph &graph, NodeId node) {
   if (graph.kind(node) != OpKind::Split)
     return 1;
@@ -120,7 +122,7 @@ public:
       checkNode(node, names);
     }
     if (graph.outputs().empty())
-      report({}, "graph has no outputs");
+      report(locator.locateOutputs(graph), "graph has no outputs");
     for (unsigned i = 0; i < graph.outputs().size(); ++i) {
       ValueRef v = graph.outputs()[i];
       if (!isValid(v)) {
@@ -255,12 +257,19 @@ LogicalResult fuel::verifyGraph(Graph &graph, DiagnosticEngine &diag,
   }
 
   // Nodes that failed (or were fed by a failed node) are skipped downstream
-  // so that one root cause yields one diagnostic.
+  // so that one root cause yields one diagnostic. Diagnostics are collected
+  // and reported in node order, which is file order, not walk order.
   std::vector<bool> broken(graph.numNodes(), false);
+  std::vector<std::pair<NodeId, Diagnostic>> found;
+  DiagnosticEngine collector;
+  NodeId current = 0;
+  collector.setHandler(
+      [&](const Diagnostic &d) { found.emplace_back(current, d); });
   bool ok = true;
   for (NodeId node : order) {
-    if (diag.reachedErrorLimit())
-      return failure();
+    if (diag.maxErrorCount() != 0 && found.size() >= diag.maxErrorCount())
+      break;
+    current = node;
     bool inputsBroken = false;
     for (ValueRef v : graph.operands(node))
       inputsBroken |= broken[v.node];
@@ -268,7 +277,7 @@ LogicalResult fuel::verifyGraph(Graph &graph, DiagnosticEngine &diag,
       broken[node] = true;
       continue;
     }
-    InferenceContext ctx(graph, node, diag, locator);
+    InferenceContext ctx(graph, node, collector, locator);
     if (failed(inferNode(ctx))) {
       broken[node] = true;
       ok = false;
@@ -287,6 +296,10 @@ LogicalResult fuel::verifyGraph(Graph &graph, DiagnosticEngine &diag,
         graph.setResultType({node, r}, t);
     }
   }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto &entry : found)
+    diag.report(std::move(entry.second));
   if (ok && orderOut)
     *orderOut = std::move(order);
   return success(ok);

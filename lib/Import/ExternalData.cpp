@@ -277,7 +277,6 @@ ExternalDataLoader::indexSafetensors(const std::string &file,
   }
   SafetensorsIndex index;
   index.dataStart = 8 + headerSize;
-  uint64_t dataSize = bytes.size() - index.dataStart;
   JsonReader reader(bytes.substr(8, headerSize));
   std::string_view name;
   bool ok = reader.beginObject();
@@ -318,12 +317,6 @@ ExternalDataLoader::indexSafetensors(const std::string &file,
       break;
     entry.begin = static_cast<uint64_t>(offsets[0]);
     entry.end = static_cast<uint64_t>(offsets[1]);
-    if (entry.end > dataSize) {
-      error = where + " is truncated: tensor '" + tensorName + "' ends at " +
-              std::to_string(entry.end) + ", the data section has " +
-              std::to_string(dataSize) + " bytes";
-      return nullptr;
-    }
     index.tensors.emplace(tensorName, std::move(entry));
   }
   if (!ok || reader.failed() || !reader.expectEnd()) {
@@ -351,6 +344,13 @@ bool ExternalDataLoader::loadSafetensors(const ConstantSource &source,
     return false;
   }
   const SafetensorsEntry &entry = it->second;
+  uint64_t dataSize = buffer->size() - index->dataStart;
+  if (entry.end > dataSize) {
+    error = where + " is truncated: tensor '" + source.tensor + "' ends at " +
+            std::to_string(entry.end) + ", the data section has " +
+            std::to_string(dataSize) + " bytes";
+    return false;
+  }
   if (entry.dtype != decl.dtype || entry.shape != decl.shape) {
     error = "tensor '" + source.tensor + "' in " + where + " is " +
             std::string(dtypeName(entry.dtype)) + formatExtents(entry.shape) +

@@ -110,6 +110,10 @@ public:
   SourceLocation locateOutput(const Graph &, unsigned index) const override {
     return at(outputOffsets[index], "/outputs/" + std::to_string(index));
   }
+  SourceLocation locateOutputs(const Graph &) const override {
+    return at(outputsOffset, outputsOffset ? "/outputs" : "");
+  }
+  void setOutputsOffset(size_t offset) { outputsOffset = offset; }
 
 private:
   std::string fileName;
@@ -120,6 +124,7 @@ private:
   std::vector<uint32_t> attrBegin;
   std::vector<std::pair<AttrName, size_t>> attrOffsets;
   std::vector<size_t> outputOffsets;
+  size_t outputsOffset = 0;
 };
 
 /// A reference to a value by name, resolved after the whole file is read.
@@ -153,20 +158,37 @@ public:
 private:
   //===--- Diagnostics ----------------------------------------------------===//
 
+  /// Parse errors are held back and reported in source order at the end
+  /// (names are resolved after the whole file is read).
+  void defer(size_t offset, Diagnostic d) {
+    pending.emplace_back(offset, std::move(d));
+  }
   void errorAt(size_t offset, std::string message,
                std::string_view node = {}) {
+    // After a syntax error the value just read is garbage; only the syntax
+    // error is worth reporting.
+    if (reader.failed())
+      return;
     SourceLocation loc = sourceMap.at(offset, renderPointer(path));
     loc.node = node;
-    diag.error(std::move(loc), std::move(message));
+    defer(offset, {Severity::Error, std::move(loc), std::move(message), {}});
   }
   /// Reports the reader's syntax error (once) and returns false.
   bool syntaxError() {
     if (!syntaxReported) {
       syntaxReported = true;
-      diag.error(sourceMap.at(reader.errorOffset(), ""),
-                 "invalid JSON: " + reader.errorMessage());
+      defer(reader.errorOffset(),
+            {Severity::Error, sourceMap.at(reader.errorOffset(), ""),
+             "invalid JSON: " + reader.errorMessage(), {}});
     }
     return false;
+  }
+  void flushDiagnostics() {
+    std::stable_sort(pending.begin(), pending.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (auto &entry : pending)
+      diag.report(std::move(entry.second));
+    pending.clear();
   }
   /// Checks the next value's kind. On a mismatch reports it, skips the value
   /// and returns false; `alive` tells whether parsing can go on.
@@ -185,7 +207,9 @@ private:
     alive = reader.skipValue() || syntaxError();
     return false;
   }
-  bool limitReached() const { return diag.reachedErrorLimit(); }
+  bool limitReached() const {
+    return diag.maxErrorCount() != 0 && pending.size() >= diag.maxErrorCount();
+  }
 
   struct PathScope {
     PathScope(std::vector<PathPart> &path, PathPart part) : path(path) {
@@ -253,6 +277,7 @@ private:
   Graph graph;
   std::vector<PathPart> path;
   bool syntaxReported = false;
+  std::vector<std::pair<size_t, Diagnostic>> pending;
   bool sawVersion = false, sawFormat = false;
 
   std::unordered_map<std::string_view, NodeId> nameToNode;
@@ -272,15 +297,16 @@ private:
 
 std::optional<Graph> GraphJsonParser::parse() {
   bool alive = parseDocument() && reader.expectEnd();
-  if (!alive) {
-    if (reader.failed())
-      syntaxError();
-    return std::nullopt;
+  if (alive) {
+    sourceMap.finish();
+    resolveReferences();
+    checkSymbols();
+  } else if (reader.failed()) {
+    syntaxError();
   }
-  sourceMap.finish();
-  resolveReferences();
-  checkSymbols();
-  if (diag.hadErrors())
+  bool parsed = alive && pending.empty();
+  flushDiagnostics();
+  if (!parsed)
     return std::nullopt;
   if (options.verify && failed(verifyGraph(graph, diag, sourceMap)))
     return std::nullopt;
@@ -355,10 +381,9 @@ bool GraphJsonParser::parseDocument() {
   if (limitReached())
     return true;
   if (!sawFormat)
-    diag.error(sourceMap.at(start, ""),
-               "missing member 'format' (must be \"fuel.graph\")");
+    errorAt(start, "missing member 'format' (must be \"fuel.graph\")");
   if (!sawVersion)
-    diag.error(sourceMap.at(start, ""), "missing member 'version'");
+    errorAt(start, "missing member 'version'");
   return true;
 }
 
@@ -410,7 +435,7 @@ void GraphJsonParser::declareName(std::string_view name, size_t offset,
   d.notes.push_back("first defined at " + fileName + ":" +
                     std::to_string(first.line) + ":" +
                     std::to_string(first.column));
-  diag.report(std::move(d));
+  defer(offset, std::move(d));
 }
 
 //===----------------------------------------------------------------------===//
@@ -438,6 +463,14 @@ bool GraphJsonParser::parseDim(Dim &dim, bool allowSymbols,
       symbolFirstUsePointer.push_back(renderPointer(path));
     }
     dim = Dim::symbol(id);
+    return true;
+  }
+  if (kind == JsonKind::String) {
+    std::string_view name;
+    reader.readString(name);
+    errorAt(offset, "constants have static shapes, got symbol '" +
+                        std::string(name) + "'");
+    valid = false;
     return true;
   }
   bool alive = true;
@@ -563,6 +596,11 @@ bool GraphJsonParser::parseSource(uint32_t index, bool isInput) {
     return true;
   }
 
+  if (!staticElementCount(shape)) {
+    errorAt(start, std::string(what) + " has more than 2^59 elements", name);
+    nameToNode.emplace(name, kNoNode);
+    return true;
+  }
   NodeId node =
       graph.createNode(isInput ? OpKind::Input : OpKind::Constant, name);
   graph.addResults(1);
@@ -573,10 +611,6 @@ bool GraphJsonParser::parseSource(uint32_t index, bool isInput) {
     for (Dim d : shape)
       if (d.isSymbolic())
         symbolBound[d.symbolId()] = true;
-    return true;
-  }
-  if (!staticElementCount(shape)) {
-    errorAt(start, "constant has more than 2^59 elements", name);
     return true;
   }
   TensorDecl decl{*dtype, {}};
@@ -1112,6 +1146,7 @@ bool GraphJsonParser::parseAttrValue(NodeId node, AttrName name,
 
 bool GraphJsonParser::parseOutputs() {
   auto s = scope("outputs");
+  sourceMap.setOutputsOffset(reader.offset());
   bool alive = true;
   if (!expect(JsonKind::Array, "an array of value names", alive))
     return alive;
@@ -1165,8 +1200,10 @@ void GraphJsonParser::resolveReferences() {
       SourceLocation loc = sourceMap.at(ref.offset, pointer);
       if (ref.user != kNoNode)
         loc.node = graph.name(ref.user);
-      diag.error(std::move(loc), "use of undefined value '" +
-                                     std::string(ref.text) + "'");
+      defer(ref.offset, {Severity::Error, std::move(loc),
+                         "use of undefined value '" + std::string(ref.text) +
+                             "'",
+                         {}});
       continue;
     }
     if (it->second == kNoNode)
@@ -1176,11 +1213,12 @@ void GraphJsonParser::resolveReferences() {
       SourceLocation loc = sourceMap.at(ref.offset, pointer);
       if (ref.user != kNoNode)
         loc.node = graph.name(ref.user);
-      diag.error(std::move(loc),
-                 "'" + std::string(name) + "' has " +
-                     std::to_string(graph.numResults(producer)) +
-                     " result(s); '" + std::string(ref.text) +
-                     "' does not exist");
+      defer(ref.offset, {Severity::Error, std::move(loc),
+                         "'" + std::string(name) + "' has " +
+                             std::to_string(graph.numResults(producer)) +
+                             " result(s); '" + std::string(ref.text) +
+                             "' does not exist",
+                         {}});
       continue;
     }
     if (ref.user == kNoNode)
@@ -1194,9 +1232,12 @@ void GraphJsonParser::checkSymbols() {
   for (uint32_t id = 0; id < symbolBound.size(); ++id) {
     if (symbolBound[id])
       continue;
-    diag.error(sourceMap.at(symbolFirstUse[id], symbolFirstUsePointer[id]),
-               "symbol '" + std::string(graph.symbols().name(id)) +
-                   "' is not bound by the shape of any graph input");
+    defer(symbolFirstUse[id],
+          {Severity::Error,
+           sourceMap.at(symbolFirstUse[id], symbolFirstUsePointer[id]),
+           "symbol '" + std::string(graph.symbols().name(id)) +
+               "' is not bound by the shape of any graph input",
+           {}});
   }
 }
 

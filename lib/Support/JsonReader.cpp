@@ -196,7 +196,9 @@ bool JsonReader::parseString(std::string &scratch, std::string_view &out) {
     if (c == '\\')
       break;
     if (static_cast<unsigned char>(c) < 0x20)
-      return fail(pos, "control character in string");
+      return fail(pos, c == '\n' ? "unterminated string (a string cannot "
+                                   "span lines)"
+                                 : "control character in string");
     ++pos;
   }
   scratch.assign(text.substr(start, pos - start));

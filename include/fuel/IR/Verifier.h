@@ -40,6 +40,8 @@ public:
                                 NodeSite site) const;
   /// Location of the graph's output list entry `index`.
   virtual SourceLocation locateOutput(const Graph &graph, unsigned index) const;
+  /// Location of the graph's output list as a whole.
+  virtual SourceLocation locateOutputs(const Graph &graph) const;
 };
 
 /// Verifies `graph` and sets the type of every result. On success `order`

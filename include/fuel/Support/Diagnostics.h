@@ -49,6 +49,7 @@ public:
     report({Severity::Error, std::move(loc), std::move(message), {}});
   }
 
+  unsigned maxErrorCount() const { return maxErrors; }
   unsigned errorCount() const { return numErrors; }
   bool hadErrors() const { return numErrors != 0; }
   /// True once `maxErrors` errors were reported; producers stop early then.
