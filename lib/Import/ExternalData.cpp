@@ -45,7 +45,7 @@ ExternalDataLoader::open(const std::string &file, std::string &error) {
     return it->second;
   std::string path = file.starts_with('/') ? file : baseDir + "/" + file;
   std::string why;
-  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(path, why);
+  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(path, why, /*regularOnly=*/true);
   if (!buffer) {
     error = "cannot open weight file '" + file + "': " + why;
     return nullptr;

@@ -280,7 +280,13 @@ private:
   std::vector<std::pair<size_t, Diagnostic>> pending;
   bool sawVersion = false, sawFormat = false;
 
-  std::unordered_map<std::string_view, NodeId> nameToNode;
+  /// Every defined name, with its node (kNoNode when the definition had
+  /// errors) and the offset of its id for "first defined at" notes.
+  struct Definition {
+    NodeId node;
+    size_t offset;
+  };
+  std::unordered_map<std::string_view, Definition> nameToNode;
   std::vector<PendingRef> refs;
   std::deque<std::string> keptStrings;
   /// Symbols bound by input shapes, and the first use of every symbol.
@@ -424,14 +430,14 @@ void GraphJsonParser::declareName(std::string_view name, size_t offset,
                                   NodeId node) {
   if (name.empty())
     return;
-  auto [it, inserted] = nameToNode.emplace(name, node);
+  auto [it, inserted] = nameToNode.emplace(name, Definition{node, offset});
   if (inserted)
     return;
   Diagnostic d;
   d.location = sourceMap.at(offset, renderPointer(path));
   d.location.node = name;
   d.message = "duplicate id '" + std::string(name) + "'";
-  SourceLocation first = sourceMap.locate(graph, it->second, NodeSite::node());
+  SourceLocation first = sourceMap.at(it->second.offset, "");
   d.notes.push_back("first defined at " + fileName + ":" +
                     std::to_string(first.line) + ":" +
                     std::to_string(first.column));
@@ -591,14 +597,13 @@ bool GraphJsonParser::parseSource(uint32_t index, bool isInput) {
             name);
   if (!missing.empty() || name.empty() || !dtype || !shapeValid) {
     // Keep the name known so that its uses are not reported as dangling.
-    if (!name.empty())
-      nameToNode.emplace(name, kNoNode);
+    declareName(name, nameOffset, kNoNode);
     return true;
   }
 
   if (!staticElementCount(shape)) {
     errorAt(start, std::string(what) + " has more than 2^59 elements", name);
-    nameToNode.emplace(name, kNoNode);
+    declareName(name, nameOffset, kNoNode);
     return true;
   }
   NodeId node =
@@ -947,8 +952,7 @@ bool GraphJsonParser::parseNode(uint32_t index) {
   if (!opSeen)
     errorAt(start, "node is missing member 'op'", name);
   if (!kind || name.empty() || !inputsValid) {
-    if (!name.empty())
-      nameToNode.emplace(name, kNoNode);
+    declareName(name, nameOffset, kNoNode);
     return true;
   }
 
@@ -1206,9 +1210,9 @@ void GraphJsonParser::resolveReferences() {
                          {}});
       continue;
     }
-    if (it->second == kNoNode)
+    if (it->second.node == kNoNode)
       continue; // The definition itself had errors.
-    NodeId producer = it->second;
+    NodeId producer = it->second.node;
     if (result >= graph.numResults(producer)) {
       SourceLocation loc = sourceMap.at(ref.offset, pointer);
       if (ref.user != kNoNode)

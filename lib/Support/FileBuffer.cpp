@@ -25,7 +25,8 @@ std::shared_ptr<const FileBuffer> FileBuffer::fromBytes(std::string bytes) {
 }
 
 std::shared_ptr<const FileBuffer> FileBuffer::open(const std::string &path,
-                                                   std::string &error) {
+                                                   std::string &error,
+                                                   bool regularOnly) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     error = std::strerror(errno);
@@ -37,9 +38,9 @@ std::shared_ptr<const FileBuffer> FileBuffer::open(const std::string &path,
     ::close(fd);
     return nullptr;
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (S_ISDIR(st.st_mode) || (regularOnly && !S_ISREG(st.st_mode))) {
     ::close(fd);
-    error = "is a directory";
+    error = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
     return nullptr;
   }
   std::shared_ptr<FileBuffer> buf(new FileBuffer());

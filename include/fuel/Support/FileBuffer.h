@@ -17,9 +17,12 @@ namespace fuel {
 
 class FileBuffer {
 public:
-  /// Maps or reads `path`; on failure returns null and sets `error`.
+  /// Maps or reads `path`; on failure returns null and sets `error`. With
+  /// `regularOnly`, devices and pipes are refused (a weight file naming
+  /// /dev/zero must not read forever).
   static std::shared_ptr<const FileBuffer> open(const std::string &path,
-                                                std::string &error);
+                                                std::string &error,
+                                                bool regularOnly = false);
   /// A buffer owning a copy of `bytes` (for inline data and tests).
   static std::shared_ptr<const FileBuffer> fromBytes(std::string bytes);
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Usage: run-fuzzer.sh FUZZER SECONDS WORKDIR
+# Runs a libFuzzer target for a bounded time on a seed corpus made of the
+# example graphs and every JSON file embedded in the lit tests. Fails on any
+# crash, sanitizer report, leak or input slower than 10 s.
+set -euo pipefail
+fuzzer=$1 seconds=$2 work=$3
+src=${FUEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+split_file=/usr/lib/llvm-22/bin/split-file
+
+rm -rf "$work" && mkdir -p "$work/seeds" "$work/corpus" "$work/split"
+cp "$src"/examples/*/*.json "$work/seeds/"
+n=0
+for t in "$src"/test/lit/*/*.test; do
+  grep -q '^#--- ' "$t" || continue
+  n=$((n + 1))
+  "$split_file" --no-leading-lines "$t" "$work/split/$n" 2>/dev/null || continue
+  for f in "$work/split/$n"/*.json; do
+    [ -f "$f" ] && cp "$f" "$work/seeds/$n-$(basename "$f")"
+  done
+done
+echo "run-fuzzer: $(ls "$work/seeds" | wc -l) seed inputs, ${seconds}s"
+cd "$work"
+"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+  -max_len=65536 -print_final_stats=1 corpus seeds
