@@ -4,8 +4,9 @@
 
 #include "InferenceContext.h"
 
+#include "fuel/Support/StringIndex.h"
+
 #include <algorithm>
-#include <unordered_map>
 
 using namespace fuel;
 
@@ -114,7 +115,7 @@ public:
       : graph(graph), diag(diag), locator(locator) {}
 
   LogicalResult run() {
-    std::unordered_map<std::string_view, NodeId> names;
+    StringIndex names;
     names.reserve(graph.numNodes());
     for (NodeId node = 0; node < graph.numNodes(); ++node) {
       if (diag.reachedErrorLimit())
@@ -152,12 +153,12 @@ private:
   }
 
   void checkNode(NodeId node,
-                 std::unordered_map<std::string_view, NodeId> &names) {
+                 StringIndex &names) {
     OpKind kind = graph.kind(node);
     std::string_view name = graph.name(node);
     if (name.empty())
       reportAt(node, NodeSite::node(), "node has an empty id");
-    else if (auto [it, inserted] = names.emplace(name, node); !inserted)
+    else if (!names.insert(name, node).second)
       reportAt(node, NodeSite::node(),
                "duplicate id '" + std::string(name) + "'");
     size_t numOperands = graph.operands(node).size();

@@ -19,11 +19,12 @@
 #include "fuel/IR/Verifier.h"
 #include "fuel/Support/Float16.h"
 #include "fuel/Support/JsonReader.h"
+#include "fuel/Support/StringIndex.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <unordered_map>
 
 using namespace fuel;
 
@@ -243,6 +244,7 @@ private:
                           bool &valid);
   void declareName(std::string_view name, size_t offset, NodeId node);
   void resolveReferences();
+  SourceLocation refLocation(const PendingRef &ref) const;
   void checkSymbols();
 
   /// The source text of the value that started at `offset` and was just
@@ -286,7 +288,8 @@ private:
     NodeId node;
     size_t offset;
   };
-  std::unordered_map<std::string_view, Definition> nameToNode;
+  StringIndex nameIndex; // Name -> index into `definitions`.
+  std::vector<Definition> definitions;
   std::vector<PendingRef> refs;
   std::deque<std::string> keptStrings;
   /// Symbols bound by input shapes, and the first use of every symbol.
@@ -430,14 +433,17 @@ void GraphJsonParser::declareName(std::string_view name, size_t offset,
                                   NodeId node) {
   if (name.empty())
     return;
-  auto [it, inserted] = nameToNode.emplace(name, Definition{node, offset});
-  if (inserted)
+  auto [index, inserted] =
+      nameIndex.insert(name, static_cast<uint32_t>(definitions.size()));
+  if (inserted) {
+    definitions.push_back({node, offset});
     return;
+  }
   Diagnostic d;
   d.location = sourceMap.at(offset, renderPointer(path));
   d.location.node = name;
   d.message = "duplicate id '" + std::string(name) + "'";
-  SourceLocation first = sourceMap.at(it->second.offset, "");
+  SourceLocation first = sourceMap.at(definitions[index].offset, "");
   d.notes.push_back("first defined at " + fileName + ":" +
                     std::to_string(first.line) + ":" +
                     std::to_string(first.column));
@@ -1172,6 +1178,12 @@ bool GraphJsonParser::parseOutputs() {
   return !reader.failed() || syntaxError();
 }
 
+SourceLocation GraphJsonParser::refLocation(const PendingRef &ref) const {
+  if (ref.user == kNoNode)
+    return sourceMap.at(ref.offset, "/outputs/" + std::to_string(ref.position));
+  return sourceMap.locate(graph, ref.user, NodeSite::ofOperand(ref.position));
+}
+
 void GraphJsonParser::resolveReferences() {
   std::vector<ValueRef> outputs;
   for (const PendingRef &ref : refs) {
@@ -1190,33 +1202,24 @@ void GraphJsonParser::resolveReferences() {
                  std::all_of(digits.begin(), digits.end(),
                              [](char c) { return c >= '0' && c <= '9'; });
       if (hasIndex) {
-        result = static_cast<uint32_t>(std::stoul(std::string(digits)));
+        std::from_chars(digits.data(), digits.data() + digits.size(), result);
         name = name.substr(0, hash);
       }
     }
-    std::string pointer =
-        ref.user == kNoNode
-            ? "/outputs/" + std::to_string(ref.position)
-            : sourceMap.locate(graph, ref.user, NodeSite::ofOperand(ref.position))
-                  .pointer;
-    auto it = nameToNode.find(name);
-    if (it == nameToNode.end()) {
-      SourceLocation loc = sourceMap.at(ref.offset, pointer);
-      if (ref.user != kNoNode)
-        loc.node = graph.name(ref.user);
+    const uint32_t *index = nameIndex.find(name);
+    if (!index) {
+      SourceLocation loc = refLocation(ref);
       defer(ref.offset, {Severity::Error, std::move(loc),
                          "use of undefined value '" + std::string(ref.text) +
                              "'",
                          {}});
       continue;
     }
-    if (it->second.node == kNoNode)
+    NodeId producer = definitions[*index].node;
+    if (producer == kNoNode)
       continue; // The definition itself had errors.
-    NodeId producer = it->second.node;
     if (result >= graph.numResults(producer)) {
-      SourceLocation loc = sourceMap.at(ref.offset, pointer);
-      if (ref.user != kNoNode)
-        loc.node = graph.name(ref.user);
+      SourceLocation loc = refLocation(ref);
       defer(ref.offset, {Severity::Error, std::move(loc),
                          "'" + std::string(name) + "' has " +
                              std::to_string(graph.numResults(producer)) +
