@@ -4,7 +4,7 @@
 # example graphs and every JSON file embedded in the lit tests. Fails on any
 # crash, sanitizer report, leak or input slower than 10 s.
 set -euo pipefail
-fuzzer=$1 seconds=$2 work=$3
+fuzzer=$(realpath "$1") seconds=$2 work=$3
 src=${FUEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 split_file=/usr/lib/llvm-22/bin/split-file
 

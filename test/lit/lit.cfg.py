@@ -8,13 +8,17 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.fuel_tools_dir), "test", "lit")
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "validate-schema.py", "check-schema-tables.py", "expect-exit.sh"]
 
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", "/usr/bin:/bin")])
 
 config.substitutions.append(("%fuelc", os.path.join(config.fuel_tools_dir, "fuelc", "fuelc")))
 config.substitutions.append(("%examples", os.path.join(config.fuel_src_root, "examples")))
+config.substitutions.append(("%src", config.fuel_src_root))
+config.substitutions.append(("%docs", os.path.join(config.fuel_src_root, "docs")))
+config.substitutions.append(
+    ("%validate-schema", "/usr/bin/python3 " + os.path.join(config.test_source_root, "validate-schema.py")))
 # `%expect-exit N cmd...` runs cmd and fails unless it exits with exactly N.
 config.substitutions.append(
     ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
