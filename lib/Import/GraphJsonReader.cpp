@@ -18,35 +18,16 @@
 
 #include "fuel/IR/Verifier.h"
 #include "fuel/Support/Float16.h"
-#include "fuel/Support/JsonReader.h"
+#include "fuel/Support/JsonDocumentParser.h"
 #include "fuel/Support/StringIndex.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <deque>
 
 using namespace fuel;
 
 namespace {
-
-/// One step of a JSON pointer: an object key or an array index.
-struct PathPart {
-  std::string_view key;
-  int64_t index = -1;
-};
-
-std::string renderPointer(const std::vector<PathPart> &path) {
-  std::string out;
-  for (const PathPart &p : path) {
-    out += '/';
-    if (p.index >= 0)
-      out += std::to_string(p.index);
-    else
-      out += p.key;
-  }
-  return out;
-}
 
 /// Source positions of everything the verifier may point at.
 class JsonSourceMap final : public SourceLocator {
@@ -147,81 +128,16 @@ bool isIdentifier(std::string_view s) {
   return true;
 }
 
-class GraphJsonParser {
+class GraphJsonParser : public JsonDocumentParser {
 public:
   GraphJsonParser(std::string_view text, std::string_view fileName,
                   const GraphReadOptions &options, DiagnosticEngine &diag)
-      : text(text), fileName(fileName), options(options), diag(diag),
-        reader(text), sourceMap(text, fileName), weights(options.baseDir) {}
+      : JsonDocumentParser(text, fileName, diag), options(options),
+        sourceMap(text, fileName), weights(options.baseDir) {}
 
   std::optional<Graph> parse();
 
 private:
-  //===--- Diagnostics ----------------------------------------------------===//
-
-  /// Parse errors are held back and reported in source order at the end
-  /// (names are resolved after the whole file is read).
-  void defer(size_t offset, Diagnostic d) {
-    pending.emplace_back(offset, std::move(d));
-  }
-  void errorAt(size_t offset, std::string message,
-               std::string_view node = {}) {
-    // After a syntax error the value just read is garbage; only the syntax
-    // error is worth reporting.
-    if (reader.failed())
-      return;
-    SourceLocation loc = sourceMap.at(offset, renderPointer(path));
-    loc.node = node;
-    defer(offset, {Severity::Error, std::move(loc), std::move(message), {}});
-  }
-  /// Reports the reader's syntax error (once) and returns false.
-  bool syntaxError() {
-    if (!syntaxReported) {
-      syntaxReported = true;
-      defer(reader.errorOffset(),
-            {Severity::Error, sourceMap.at(reader.errorOffset(), ""),
-             "invalid JSON: " + reader.errorMessage(), {}});
-    }
-    return false;
-  }
-  void flushDiagnostics() {
-    std::stable_sort(pending.begin(), pending.end(),
-                     [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (auto &entry : pending)
-      diag.report(std::move(entry.second));
-    pending.clear();
-  }
-  /// Checks the next value's kind. On a mismatch reports it, skips the value
-  /// and returns false; `alive` tells whether parsing can go on.
-  bool expect(JsonKind kind, const char *what, bool &alive) {
-    JsonKind got = reader.peek();
-    if (got == kind)
-      return true;
-    if (got == JsonKind::Invalid) {
-      if (!reader.failed())
-        (void)reader.skipValue(); // Produces the syntax error.
-      alive = syntaxError();
-      return false;
-    }
-    errorAt(reader.offset(),
-            std::string("expected ") + what + ", got " + jsonKindName(got));
-    alive = reader.skipValue() || syntaxError();
-    return false;
-  }
-  bool limitReached() const {
-    return diag.maxErrorCount() != 0 && pending.size() >= diag.maxErrorCount();
-  }
-
-  struct PathScope {
-    PathScope(std::vector<PathPart> &path, PathPart part) : path(path) {
-      path.push_back(part);
-    }
-    ~PathScope() { path.pop_back(); }
-    std::vector<PathPart> &path;
-  };
-  PathScope scope(std::string_view key) { return PathScope(path, {key, -1}); }
-  PathScope scope(int64_t index) { return PathScope(path, {{}, index}); }
-
   //===--- Document structure ---------------------------------------------===//
 
   bool parseDocument();
@@ -247,39 +163,10 @@ private:
   SourceLocation refLocation(const PendingRef &ref) const;
   void checkSymbols();
 
-  /// The source text of the value that started at `offset` and was just
-  /// read.
-  std::string literal(size_t offset) {
-    return std::string(text.substr(offset, reader.offset() - offset));
-  }
-  /// Runs `parse` with the reader repositioned at `offset` (a value that was
-  /// skipped earlier because its meaning depends on members read later).
-  template <typename Fn> bool reparseAt(size_t offset, Fn parse) {
-    JsonReader sub(text, offset);
-    std::swap(reader, sub);
-    bool alive = parse();
-    std::swap(reader, sub);
-    return alive;
-  }
-
-  /// Stable copy of a string the reader may have unescaped into scratch.
-  std::string_view keep(std::string_view s) {
-    if (s.data() >= text.data() && s.data() + s.size() <= text.data() + text.size())
-      return s;
-    return keptStrings.emplace_back(s);
-  }
-
-  std::string_view text;
-  std::string fileName;
   const GraphReadOptions &options;
-  DiagnosticEngine &diag;
-  JsonReader reader;
   JsonSourceMap sourceMap;
   ExternalDataLoader weights;
   Graph graph;
-  std::vector<PathPart> path;
-  bool syntaxReported = false;
-  std::vector<std::pair<size_t, Diagnostic>> pending;
   bool sawVersion = false, sawFormat = false;
 
   /// Every defined name, with its node (kNoNode when the definition had
@@ -291,7 +178,6 @@ private:
   StringIndex nameIndex; // Name -> index into `definitions`.
   std::vector<Definition> definitions;
   std::vector<PendingRef> refs;
-  std::deque<std::string> keptStrings;
   /// Symbols bound by input shapes, and the first use of every symbol.
   std::vector<bool> symbolBound;
   std::vector<size_t> symbolFirstUse;
@@ -313,7 +199,7 @@ std::optional<Graph> GraphJsonParser::parse() {
   } else if (reader.failed()) {
     syntaxError();
   }
-  bool parsed = alive && pending.empty();
+  bool parsed = alive && !hasPendingErrors();
   flushDiagnostics();
   if (!parsed)
     return std::nullopt;
@@ -440,10 +326,10 @@ void GraphJsonParser::declareName(std::string_view name, size_t offset,
     return;
   }
   Diagnostic d;
-  d.location = sourceMap.at(offset, renderPointer(path));
+  d.location = at(offset, currentPointer());
   d.location.node = name;
   d.message = "duplicate id '" + std::string(name) + "'";
-  SourceLocation first = sourceMap.at(definitions[index].offset, "");
+  SourceLocation first = at(definitions[index].offset, "");
   d.notes.push_back("first defined at " + fileName + ":" +
                     std::to_string(first.line) + ":" +
                     std::to_string(first.column));
@@ -472,7 +358,7 @@ bool GraphJsonParser::parseDim(Dim &dim, bool allowSymbols,
     if (id >= symbolBound.size()) {
       symbolBound.push_back(false);
       symbolFirstUse.push_back(offset);
-      symbolFirstUsePointer.push_back(renderPointer(path));
+      symbolFirstUsePointer.push_back(currentPointer());
     }
     dim = Dim::symbol(id);
     return true;
@@ -580,10 +466,9 @@ bool GraphJsonParser::parseSource(uint32_t index, bool isInput) {
       dataOffset = valueOffset;
       alive = reader.skipValue() || syntaxError();
     } else {
-      errorAt(valueOffset, "unknown member '" + std::string(key) + "' in " +
-                               what + " (expected name, dtype, shape" +
-                               (isInput ? ")" : ", data)"));
-      alive = reader.skipValue() || syntaxError();
+      alive = unknownMember(valueOffset, key, what,
+                            isInput ? "name, dtype, shape"
+                                    : "name, dtype, shape, data");
     }
   }
   if (!alive || reader.failed())
@@ -827,10 +712,8 @@ bool GraphJsonParser::parseDataReference(const TensorDecl &decl,
       source.offset = static_cast<uint64_t>(n.integer);
       hasOffset = true;
     } else {
-      errorAt(valueOffset, "unknown member '" + std::string(key) +
-                               "' in a data reference (expected file, "
-                               "format, offset, tensor)");
-      alive = reader.skipValue() || syntaxError();
+      alive = unknownMember(valueOffset, key, "a data reference",
+                            "file, format, offset, tensor");
       valid = false;
     }
   }
@@ -944,11 +827,8 @@ bool GraphJsonParser::parseNode(uint32_t index) {
         inputsValid = false;
       }
     } else {
-      errorAt(valueOffset, "unknown member '" + std::string(key) +
-                               "' in node (expected id, op, inputs, attrs, "
-                               "placement)",
-              name);
-      alive = reader.skipValue() || syntaxError();
+      alive = unknownMember(valueOffset, key, "node",
+                            "id, op, inputs, attrs, placement", name);
     }
   }
   if (!alive || reader.failed())
@@ -1180,7 +1060,7 @@ bool GraphJsonParser::parseOutputs() {
 
 SourceLocation GraphJsonParser::refLocation(const PendingRef &ref) const {
   if (ref.user == kNoNode)
-    return sourceMap.at(ref.offset, "/outputs/" + std::to_string(ref.position));
+    return at(ref.offset, "/outputs/" + std::to_string(ref.position));
   return sourceMap.locate(graph, ref.user, NodeSite::ofOperand(ref.position));
 }
 
@@ -1241,7 +1121,7 @@ void GraphJsonParser::checkSymbols() {
       continue;
     defer(symbolFirstUse[id],
           {Severity::Error,
-           sourceMap.at(symbolFirstUse[id], symbolFirstUsePointer[id]),
+           at(symbolFirstUse[id], symbolFirstUsePointer[id]),
            "symbol '" + std::string(graph.symbols().name(id)) +
                "' is not bound by the shape of any graph input",
            {}});
