@@ -1,0 +1,54 @@
+//===- MaxFlow.h - s-t maximum flow / minimum cut ---------------*- C++ -*-===//
+//
+// Dinic's algorithm on a compact edge list, with real capacities. The planner
+// reduces placement to minimum cuts (Stone's construction); `minCutSourceSide`
+// then tells which nodes ended on the source side.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_PLANNER_MAXFLOW_H
+#define FUEL_PLANNER_MAXFLOW_H
+
+#include <cstdint>
+#include <vector>
+
+namespace fuel {
+
+class MaxFlow {
+public:
+  /// Capacities at or above this are treated as unbounded.
+  static constexpr double kInfinity = 1e30;
+
+  explicit MaxFlow(uint32_t numNodes) : firstEdge(numNodes, kNone) {}
+
+  uint32_t addNode();
+  uint32_t numNodes() const { return static_cast<uint32_t>(firstEdge.size()); }
+  /// Adds a directed edge (and its residual twin); zero capacities are
+  /// dropped.
+  void addEdge(uint32_t from, uint32_t to, double capacity);
+
+  /// The maximum flow from `source` to `sink` (>= kInfinity when no finite
+  /// cut exists).
+  double run(uint32_t source, uint32_t sink);
+  /// After run(): whether `node` is reachable from the source in the residual
+  /// graph (the source side of a minimum cut).
+  bool onSourceSide(uint32_t node) const { return level[node] >= 0; }
+
+private:
+  static constexpr uint32_t kNone = ~uint32_t(0);
+  struct Edge {
+    uint32_t to;
+    uint32_t next;
+    double capacity;
+  };
+  bool buildLevels(uint32_t source, uint32_t sink);
+  double augment(uint32_t source, uint32_t sink, double limit);
+
+  std::vector<uint32_t> firstEdge;
+  std::vector<Edge> edges;
+  std::vector<int32_t> level;
+  std::vector<uint32_t> cursor;
+};
+
+} // namespace fuel
+
+#endif // FUEL_PLANNER_MAXFLOW_H

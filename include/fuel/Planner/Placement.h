@@ -1,0 +1,102 @@
+//===- Placement.h - Device placement as a labeling problem -----*- C++ -*-===//
+//
+// The placement problem independent of ops and kernels: nodes with a cost per
+// device (infinite where no admissible kernel exists or a pin forbids it) and
+// values that flow from a producer to its consumers. Placing a value's
+// producer on device a and some of its consumers on b != a costs one transfer
+// a -> b, however many consumers sit on b. The objective is the sum of node
+// and transfer costs. Solvers (docs/planner.md):
+//   - Exact:     one device trivially; two devices by Stone's minimum cut with
+//                Lawler's hyperedge gadget for fan-out (exact on any DAG).
+//   - Expansion: three or more devices: alpha-expansion moves (each a minimum
+//                cut) from the best baseline, then single-node moves.
+//   - Greedy / ChainDp: the seeds' baselines, kept for comparison.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_PLANNER_PLACEMENT_H
+#define FUEL_PLANNER_PLACEMENT_H
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+namespace fuel {
+
+inline constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
+
+class PlacementProblem {
+public:
+  /// `latency` and `inverseBandwidth` are numDevices x numDevices row-major
+  /// (from, to); the transfer of b bytes costs latency + b * inverseBandwidth.
+  /// They are closed under shortest paths here (a staged route through the
+  /// host is used where it is cheaper than a direct link, and pairs with no
+  /// link at all become unreachable only if no route exists).
+  PlacementProblem(unsigned numDevices, std::vector<double> latency,
+                   std::vector<double> inverseBandwidth);
+
+  /// Adds a node with one cost per device; returns its index.
+  uint32_t addNode(std::vector<double> costs);
+  /// Adds a value produced by `producer`, of `bytes` bytes, read by
+  /// `consumers` (duplicates allowed; each destination device pays once).
+  void addValue(uint32_t producer, double bytes,
+                std::vector<uint32_t> consumers);
+
+  unsigned numDevices() const { return devices; }
+  uint32_t numNodes() const {
+    return static_cast<uint32_t>(nodeCosts.size() / devices);
+  }
+  double nodeCost(uint32_t node, unsigned device) const {
+    return nodeCosts[node * devices + device];
+  }
+  double transferCost(uint32_t value, unsigned from, unsigned to) const;
+
+  struct Value {
+    uint32_t producer;
+    double bytes;
+    std::vector<uint32_t> consumers;
+  };
+  const std::vector<Value> &values() const { return valueList; }
+  /// Values each node consumes (indices into values()).
+  const std::vector<std::vector<uint32_t>> &inputsOf() const {
+    return nodeInputs;
+  }
+
+  /// Node costs plus, per value, one transfer per distinct consumer device.
+  double evaluate(const std::vector<uint16_t> &labels) const;
+
+private:
+  unsigned devices;
+  std::vector<double> latency, inverseBandwidth;
+  std::vector<double> nodeCosts;
+  std::vector<Value> valueList;
+  std::vector<std::vector<uint32_t>> nodeInputs;
+};
+
+enum class PlacerKind { Optimal, Greedy, ChainDp };
+
+std::string_view placerName(PlacerKind kind);
+
+struct PlacementResult {
+  std::vector<uint16_t> labels;
+  double cost = kInfiniteCost;
+  /// True when `cost` is proven minimal (one or two devices).
+  bool exact = false;
+  /// A lower bound on the optimum (equal to `cost` when exact).
+  double lowerBound = 0;
+  /// Minimum cuts solved (for statistics).
+  unsigned maxFlowRuns = 0;
+  bool feasible() const { return cost < kInfiniteCost; }
+};
+
+/// `order` must be a topological order of the nodes (producers first).
+PlacementResult solvePlacement(const PlacementProblem &problem,
+                               const std::vector<uint32_t> &order,
+                               PlacerKind kind);
+
+/// Exhaustive search, for tests: tries every labeling (numDevices^numNodes).
+PlacementResult solvePlacementBruteForce(const PlacementProblem &problem);
+
+} // namespace fuel
+
+#endif // FUEL_PLANNER_PLACEMENT_H

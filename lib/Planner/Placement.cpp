@@ -1,0 +1,487 @@
+//===- Placement.cpp - Device placement as a labeling problem -------------===//
+
+#include "fuel/Planner/Placement.h"
+
+#include "fuel/Planner/MaxFlow.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+using namespace fuel;
+
+/// Improvements smaller than this (relative) are rounding, not progress.
+static constexpr double kRelativeTolerance = 1e-12;
+
+static bool lessThan(double a, double b) {
+  return a < b - kRelativeTolerance * std::max(std::fabs(b), 1e-30);
+}
+
+std::string_view fuel::placerName(PlacerKind kind) {
+  switch (kind) {
+  case PlacerKind::Optimal:
+    return "optimal";
+  case PlacerKind::Greedy:
+    return "greedy";
+  case PlacerKind::ChainDp:
+    return "chain-dp";
+  }
+  return "optimal";
+}
+
+//===----------------------------------------------------------------------===//
+// Problem
+//===----------------------------------------------------------------------===//
+
+PlacementProblem::PlacementProblem(unsigned numDevices,
+                                   std::vector<double> latency,
+                                   std::vector<double> inverseBandwidth)
+    : devices(numDevices), latency(std::move(latency)),
+      inverseBandwidth(std::move(inverseBandwidth)) {
+  assert(devices >= 1 && devices <= 64 && "1 to 64 devices");
+  assert(this->latency.size() == devices * devices &&
+         this->inverseBandwidth.size() == devices * devices);
+}
+
+uint32_t PlacementProblem::addNode(std::vector<double> costs) {
+  assert(costs.size() == devices);
+  nodeCosts.insert(nodeCosts.end(), costs.begin(), costs.end());
+  nodeInputs.emplace_back();
+  return numNodes() - 1;
+}
+
+void PlacementProblem::addValue(uint32_t producer, double bytes,
+                                std::vector<uint32_t> consumers) {
+  std::sort(consumers.begin(), consumers.end());
+  consumers.erase(std::unique(consumers.begin(), consumers.end()),
+                  consumers.end());
+  uint32_t index = static_cast<uint32_t>(valueList.size());
+  for (uint32_t c : consumers)
+    nodeInputs[c].push_back(index);
+  valueList.push_back({producer, bytes, std::move(consumers)});
+}
+
+double PlacementProblem::transferCost(uint32_t value, unsigned from,
+                                      unsigned to) const {
+  if (from == to)
+    return 0;
+  double bytes = valueList[value].bytes;
+  auto direct = [&](unsigned a, unsigned b) {
+    size_t i = a * devices + b;
+    return latency[i] + bytes * inverseBandwidth[i];
+  };
+  // Routes with at most one intermediate device (exact closure for up to
+  // three devices; e.g. GPU -> host -> GPU staging).
+  double best = direct(from, to);
+  for (unsigned via = 0; via < devices; ++via)
+    if (via != from && via != to)
+      best = std::min(best, direct(from, via) + direct(via, to));
+  return best;
+}
+
+double PlacementProblem::evaluate(const std::vector<uint16_t> &labels) const {
+  double total = 0;
+  for (uint32_t n = 0; n < numNodes(); ++n)
+    total += nodeCost(n, labels[n]);
+  for (uint32_t v = 0; v < valueList.size(); ++v) {
+    const Value &value = valueList[v];
+    uint64_t destinations = 0;
+    for (uint32_t c : value.consumers)
+      destinations |= uint64_t(1) << labels[c];
+    unsigned source = labels[value.producer];
+    destinations &= ~(uint64_t(1) << source);
+    for (unsigned d = 0; destinations; ++d, destinations >>= 1)
+      if (destinations & 1)
+        total += transferCost(v, source, d);
+  }
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// Baselines (the seeds' planners)
+//===----------------------------------------------------------------------===//
+
+/// The seeds' Stage-2 walk: each node, in order, takes the device that
+/// minimizes its own cost plus the inbound transfers from already placed
+/// producers (fan-out priced per consumer, as the walk cannot know better).
+static std::vector<uint16_t> placeGreedy(const PlacementProblem &p,
+                                         const std::vector<uint32_t> &order) {
+  std::vector<uint16_t> labels(p.numNodes(), 0);
+  for (uint32_t node : order) {
+    double best = kInfiniteCost;
+    for (unsigned d = 0; d < p.numDevices(); ++d) {
+      double cost = p.nodeCost(node, d);
+      for (uint32_t v : p.inputsOf()[node])
+        cost += p.transferCost(v, labels[p.values()[v].producer], d);
+      if (cost < best) {
+        best = cost;
+        labels[node] = static_cast<uint16_t>(d);
+      }
+    }
+  }
+  return labels;
+}
+
+/// The seeds' carry-forward chain DP, with its documented limits: a value's
+/// edge is priced only for its first consumer (later consumers see an
+/// unknown residency), which turns the DAG into a forest solved exactly;
+/// diamonds are thereby re-anchored as independent chains.
+static std::vector<uint16_t> placeChainDp(const PlacementProblem &p,
+                                          const std::vector<uint32_t> &order) {
+  unsigned k = p.numDevices();
+  uint32_t n = p.numNodes();
+  std::vector<uint32_t> position(n);
+  for (uint32_t i = 0; i < order.size(); ++i)
+    position[order[i]] = i;
+  // The edge of value v belongs to its earliest consumer in `order`.
+  std::vector<std::vector<uint32_t>> ownedInputs(n);
+  for (uint32_t v = 0; v < p.values().size(); ++v) {
+    const auto &consumers = p.values()[v].consumers;
+    if (consumers.empty())
+      continue;
+    uint32_t first = *std::min_element(
+        consumers.begin(), consumers.end(),
+        [&](uint32_t a, uint32_t b) { return position[a] < position[b]; });
+    ownedInputs[first].push_back(v);
+  }
+  std::vector<double> best(size_t(n) * k);
+  std::vector<uint16_t> choice(size_t(p.values().size()) * k);
+  for (uint32_t node : order) {
+    for (unsigned d = 0; d < k; ++d) {
+      double cost = p.nodeCost(node, d);
+      for (uint32_t v : ownedInputs[node]) {
+        uint32_t producer = p.values()[v].producer;
+        double bestIn = kInfiniteCost;
+        for (unsigned e = 0; e < k; ++e) {
+          double c = best[producer * k + e] + p.transferCost(v, e, d);
+          if (c < bestIn) {
+            bestIn = c;
+            choice[size_t(v) * k + d] = static_cast<uint16_t>(e);
+          }
+        }
+        cost += bestIn;
+      }
+      best[node * k + d] = cost;
+    }
+  }
+  // Backtrack from the forest's roots (nodes that own no outgoing edge).
+  std::vector<bool> isOwnedProducer(n, false);
+  for (uint32_t node = 0; node < n; ++node)
+    for (uint32_t v : ownedInputs[node])
+      isOwnedProducer[p.values()[v].producer] = true;
+  std::vector<uint16_t> labels(n, 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    uint32_t node = *it;
+    if (!isOwnedProducer[node]) {
+      double bestCost = kInfiniteCost;
+      for (unsigned d = 0; d < k; ++d)
+        if (best[node * k + d] < bestCost) {
+          bestCost = best[node * k + d];
+          labels[node] = static_cast<uint16_t>(d);
+        }
+    }
+    for (uint32_t v : ownedInputs[node])
+      labels[p.values()[v].producer] = choice[size_t(v) * k + labels[node]];
+  }
+  return labels;
+}
+
+//===----------------------------------------------------------------------===//
+// Exact two-device placement (Stone's minimum cut)
+//===----------------------------------------------------------------------===//
+
+/// Source side = device 0, sink side = device 1. A node's cost on device 0 is
+/// an edge to the sink (cut when it stays on the source side) and vice versa.
+/// A value with producer u pays T(0->1) once if u is on 0 and any consumer on
+/// 1: an auxiliary node x with u -> x (T01) and x -> w (inf) for every
+/// consumer w. Symmetrically w -> y (inf), y -> u (T10) for 1 -> 0.
+static PlacementResult placeTwoDevices(const PlacementProblem &p) {
+  uint32_t n = p.numNodes();
+  MaxFlow flow(n + 2);
+  uint32_t source = n, sink = n + 1;
+  for (uint32_t node = 0; node < n; ++node) {
+    flow.addEdge(node, sink, p.nodeCost(node, 0));
+    flow.addEdge(source, node, p.nodeCost(node, 1));
+  }
+  for (uint32_t v = 0; v < p.values().size(); ++v) {
+    const PlacementProblem::Value &value = p.values()[v];
+    double t01 = p.transferCost(v, 0, 1), t10 = p.transferCost(v, 1, 0);
+    if (value.consumers.size() == 1) {
+      flow.addEdge(value.producer, value.consumers[0], t01);
+      flow.addEdge(value.consumers[0], value.producer, t10);
+      continue;
+    }
+    uint32_t x = flow.addNode(), y = flow.addNode();
+    flow.addEdge(value.producer, x, t01);
+    flow.addEdge(y, value.producer, t10);
+    for (uint32_t w : value.consumers) {
+      flow.addEdge(x, w, MaxFlow::kInfinity);
+      flow.addEdge(w, y, MaxFlow::kInfinity);
+    }
+  }
+  PlacementResult result;
+  result.maxFlowRuns = 1;
+  double cut = flow.run(source, sink);
+  if (cut >= MaxFlow::kInfinity)
+    return result; // No placement satisfies every pin and capability.
+  result.labels.resize(n);
+  for (uint32_t node = 0; node < n; ++node)
+    result.labels[node] = flow.onSourceSide(node) ? 0 : 1;
+  result.cost = p.evaluate(result.labels);
+  // Self-check: the cut is the plan's cost (Stone's construction is exact).
+  assert(std::fabs(cut - result.cost) <= 1e-9 * std::max(1.0, cut) &&
+         "minimum cut and plan cost disagree");
+  result.exact = true;
+  result.lowerBound = result.cost;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Three or more devices: alpha-expansion + single-node moves
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One expansion move: every node either keeps its device (source side) or
+/// switches to `alpha` (sink side). Transfer terms are decomposed per
+/// destination group; the only non-submodular piece (staying is dearer than
+/// switching for a group) is over-approximated by its value at "stay", which
+/// is exact at the current labeling, so an accepted move never raises the
+/// true cost.
+class ExpansionMove {
+public:
+  ExpansionMove(const PlacementProblem &p, const std::vector<uint16_t> &labels,
+                unsigned alpha)
+      : p(p), labels(labels), alpha(alpha), flow(p.numNodes() + 2),
+        source(p.numNodes()), sink(p.numNodes() + 1) {}
+
+  std::vector<uint16_t> solve() {
+    for (uint32_t node = 0; node < p.numNodes(); ++node) {
+      if (labels[node] == alpha) {
+        flow.addEdge(node, sink, MaxFlow::kInfinity); // Already alpha.
+        continue;
+      }
+      flow.addEdge(node, sink, p.nodeCost(node, labels[node]));
+      flow.addEdge(source, node, p.nodeCost(node, alpha));
+    }
+    for (uint32_t v = 0; v < p.values().size(); ++v)
+      addValueTerms(v);
+    std::vector<uint16_t> next = labels;
+    if (flow.run(source, sink) >= MaxFlow::kInfinity)
+      return next;
+    for (uint32_t node = 0; node < p.numNodes(); ++node)
+      if (!flow.onSourceSide(node))
+        next[node] = static_cast<uint16_t>(alpha);
+    return next;
+  }
+
+private:
+  /// cost * [u stays] * [some w in `group` switches].
+  void staysAndSomeSwitch(uint32_t u, const std::vector<uint32_t> &group,
+                          double cost) {
+    uint32_t x = flow.addNode();
+    flow.addEdge(u, x, cost);
+    for (uint32_t w : group)
+      flow.addEdge(x, w, MaxFlow::kInfinity);
+  }
+  /// cost * [some w in `group` stays], and with `u`, cost * [u switches] *
+  /// [some w stays].
+  void someStays(const std::vector<uint32_t> &group, double cost,
+                 uint32_t target) {
+    uint32_t y = flow.addNode();
+    for (uint32_t w : group)
+      flow.addEdge(w, y, MaxFlow::kInfinity);
+    flow.addEdge(y, target, cost);
+  }
+
+  void addValueTerms(uint32_t v) {
+    const PlacementProblem::Value &value = p.values()[v];
+    uint32_t u = value.producer;
+    unsigned from = labels[u];
+    bool producerFixed = from == alpha;
+    // Consumers already on alpha end there; the others may switch.
+    std::vector<uint32_t> movable;
+    bool someAlreadyAlpha = false;
+    for (uint32_t w : value.consumers) {
+      if (labels[w] == alpha)
+        someAlreadyAlpha = true;
+      else
+        movable.push_back(w);
+    }
+    // Group alpha: T(from -> alpha) if u stays and some consumer is on alpha.
+    if (!producerFixed) {
+      double t = p.transferCost(v, from, alpha);
+      if (someAlreadyAlpha)
+        flow.addEdge(u, sink, t); // Unary: paid whenever u stays.
+      else if (!movable.empty())
+        staysAndSomeSwitch(u, movable, t);
+    }
+    // Groups of consumers sharing a current device g != alpha: paid if some
+    // member stays; A if u stays, B if u switches.
+    std::vector<uint32_t> group;
+    for (unsigned g = 0; g < p.numDevices(); ++g) {
+      if (g == alpha)
+        continue;
+      group.clear();
+      for (uint32_t w : movable)
+        if (labels[w] == g)
+          group.push_back(w);
+      if (group.empty())
+        continue;
+      double b = p.transferCost(v, alpha, g);
+      if (producerFixed) {
+        someStays(group, b, sink);
+        continue;
+      }
+      double a = p.transferCost(v, from, g);
+      if (b >= a) {
+        someStays(group, a, sink);
+        someStays(group, b - a, u); // Cut when u switches and some w stays.
+      } else {
+        someStays(group, a, sink); // Over-approximation, exact at "stay".
+      }
+    }
+  }
+
+  const PlacementProblem &p;
+  const std::vector<uint16_t> &labels;
+  unsigned alpha;
+  MaxFlow flow;
+  uint32_t source, sink;
+};
+} // namespace
+
+/// The cost terms that change when `node` changes device.
+static double localCost(const PlacementProblem &p,
+                        const std::vector<std::vector<uint32_t>> &outputsOf,
+                        std::vector<uint16_t> &labels, uint32_t node,
+                        unsigned device) {
+  uint16_t saved = labels[node];
+  labels[node] = static_cast<uint16_t>(device);
+  double cost = p.nodeCost(node, device);
+  auto valueCost = [&](uint32_t v) {
+    const PlacementProblem::Value &value = p.values()[v];
+    uint64_t destinations = 0;
+    for (uint32_t c : value.consumers)
+      destinations |= uint64_t(1) << labels[c];
+    unsigned src = labels[value.producer];
+    destinations &= ~(uint64_t(1) << src);
+    double total = 0;
+    for (unsigned d = 0; destinations; ++d, destinations >>= 1)
+      if (destinations & 1)
+        total += p.transferCost(v, src, d);
+    return total;
+  };
+  for (uint32_t v : p.inputsOf()[node])
+    cost += valueCost(v);
+  for (uint32_t v : outputsOf[node])
+    cost += valueCost(v);
+  labels[node] = saved;
+  return cost;
+}
+
+static PlacementResult placeByExpansion(const PlacementProblem &p,
+                                        const std::vector<uint32_t> &order) {
+  PlacementResult result;
+  // Start from the best of the baselines and every single-device plan.
+  std::vector<std::vector<uint16_t>> starts{placeGreedy(p, order),
+                                            placeChainDp(p, order)};
+  for (unsigned d = 0; d < p.numDevices(); ++d)
+    starts.emplace_back(p.numNodes(), static_cast<uint16_t>(d));
+  for (auto &labels : starts) {
+    double cost = p.evaluate(labels);
+    if (cost < result.cost) {
+      result.cost = cost;
+      result.labels = std::move(labels);
+    }
+  }
+  if (!result.feasible())
+    result.labels = starts.front();
+
+  std::vector<std::vector<uint32_t>> outputsOf(p.numNodes());
+  for (uint32_t v = 0; v < p.values().size(); ++v)
+    outputsOf[p.values()[v].producer].push_back(v);
+
+  for (bool improved = true; improved;) {
+    improved = false;
+    for (unsigned alpha = 0; alpha < p.numDevices(); ++alpha) {
+      std::vector<uint16_t> next =
+          ExpansionMove(p, result.labels, alpha).solve();
+      ++result.maxFlowRuns;
+      double cost = p.evaluate(next);
+      if (lessThan(cost, result.cost)) {
+        result.cost = cost;
+        result.labels = std::move(next);
+        improved = true;
+      }
+    }
+    // Single-node moves reach what the truncated expansions cannot.
+    for (uint32_t node : order) {
+      unsigned current = result.labels[node];
+      double here =
+          localCost(p, outputsOf, result.labels, node, current);
+      for (unsigned d = 0; d < p.numDevices(); ++d) {
+        if (d == current)
+          continue;
+        double there = localCost(p, outputsOf, result.labels, node, d);
+        if (lessThan(there, here)) {
+          result.labels[node] = static_cast<uint16_t>(d);
+          current = d;
+          here = there;
+          improved = true;
+        }
+      }
+    }
+    result.cost = p.evaluate(result.labels);
+  }
+  // A valid, if loose, bound: every node at its cheapest, transfers free.
+  result.lowerBound = 0;
+  for (uint32_t node = 0; node < p.numNodes(); ++node) {
+    double cheapest = kInfiniteCost;
+    for (unsigned d = 0; d < p.numDevices(); ++d)
+      cheapest = std::min(cheapest, p.nodeCost(node, d));
+    result.lowerBound += cheapest;
+  }
+  return result;
+}
+
+PlacementResult fuel::solvePlacement(const PlacementProblem &problem,
+                                     const std::vector<uint32_t> &order,
+                                     PlacerKind kind) {
+  PlacementResult result;
+  if (kind != PlacerKind::Optimal) {
+    result.labels = kind == PlacerKind::Greedy ? placeGreedy(problem, order)
+                                               : placeChainDp(problem, order);
+    result.cost = problem.evaluate(result.labels);
+    return result;
+  }
+  if (problem.numDevices() == 1) {
+    result.labels.assign(problem.numNodes(), 0);
+    result.cost = problem.evaluate(result.labels);
+    result.exact = true;
+    result.lowerBound = result.cost;
+    return result;
+  }
+  if (problem.numDevices() == 2)
+    return placeTwoDevices(problem);
+  return placeByExpansion(problem, order);
+}
+
+PlacementResult fuel::solvePlacementBruteForce(const PlacementProblem &p) {
+  PlacementResult result;
+  std::vector<uint16_t> labels(p.numNodes(), 0);
+  while (true) {
+    double cost = p.evaluate(labels);
+    if (cost < result.cost) {
+      result.cost = cost;
+      result.labels = labels;
+    }
+    uint32_t i = 0;
+    while (i < labels.size() && ++labels[i] == p.numDevices())
+      labels[i++] = 0;
+    if (i == labels.size())
+      break;
+  }
+  result.exact = true;
+  result.lowerBound = result.cost;
+  return result;
+}
