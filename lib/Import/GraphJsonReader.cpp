@@ -133,9 +133,10 @@ public:
   GraphJsonParser(std::string_view text, std::string_view fileName,
                   const GraphReadOptions &options, DiagnosticEngine &diag)
       : JsonDocumentParser(text, fileName, diag), options(options),
-        sourceMap(text, fileName), weights(options.baseDir) {}
+        sourceMap(std::make_unique<JsonSourceMap>(text, fileName)),
+        weights(options.baseDir) {}
 
-  std::optional<Graph> parse();
+  std::optional<Graph> parse(std::unique_ptr<SourceLocator> *locatorOut);
 
 private:
   //===--- Document structure ---------------------------------------------===//
@@ -164,7 +165,7 @@ private:
   void checkSymbols();
 
   const GraphReadOptions &options;
-  JsonSourceMap sourceMap;
+  std::unique_ptr<JsonSourceMap> sourceMap;
   ExternalDataLoader weights;
   Graph graph;
   bool sawVersion = false, sawFormat = false;
@@ -190,10 +191,11 @@ private:
 // Document
 //===----------------------------------------------------------------------===//
 
-std::optional<Graph> GraphJsonParser::parse() {
+std::optional<Graph>
+GraphJsonParser::parse(std::unique_ptr<SourceLocator> *locatorOut) {
   bool alive = parseDocument() && reader.expectEnd();
   if (alive) {
-    sourceMap.finish();
+    sourceMap->finish();
     resolveReferences();
     checkSymbols();
   } else if (reader.failed()) {
@@ -203,8 +205,10 @@ std::optional<Graph> GraphJsonParser::parse() {
   flushDiagnostics();
   if (!parsed)
     return std::nullopt;
-  if (options.verify && failed(verifyGraph(graph, diag, sourceMap)))
+  if (options.verify && failed(verifyGraph(graph, diag, *sourceMap)))
     return std::nullopt;
+  if (locatorOut)
+    *locatorOut = std::move(sourceMap);
   return std::move(graph);
 }
 
@@ -501,7 +505,7 @@ bool GraphJsonParser::parseSource(uint32_t index, bool isInput) {
       graph.createNode(isInput ? OpKind::Input : OpKind::Constant, name);
   graph.addResults(1);
   graph.setResultType({node, 0}, *dtype, shape);
-  sourceMap.addNode(start, isInput ? "inputs" : "constants", index);
+  sourceMap->addNode(start, isInput ? "inputs" : "constants", index);
   declareName(name, nameOffset, node);
   if (isInput) {
     for (Dim d : shape)
@@ -843,11 +847,11 @@ bool GraphJsonParser::parseNode(uint32_t index) {
   }
 
   NodeId node = graph.createNode(*kind, name);
-  sourceMap.addNode(start, "nodes", index);
+  sourceMap->addNode(start, "nodes", index);
   declareName(name, nameOffset, node);
   for (unsigned i = 0; i < operands.size(); ++i) {
     graph.addOperand({});
-    sourceMap.addOperand(operands[i].second);
+    sourceMap->addOperand(operands[i].second);
     refs.push_back({operands[i].first, operands[i].second, node, i});
   }
   if (placement)
@@ -905,7 +909,7 @@ bool GraphJsonParser::parseAttrs(NodeId node) {
     bool valid = true;
     alive = parseAttrValue(node, *name, valid);
     if (valid)
-      sourceMap.addAttr(*name, offset);
+      sourceMap->addAttr(*name, offset);
   }
   return alive && (!reader.failed() || syntaxError());
 }
@@ -1036,7 +1040,7 @@ bool GraphJsonParser::parseAttrValue(NodeId node, AttrName name,
 
 bool GraphJsonParser::parseOutputs() {
   auto s = scope("outputs");
-  sourceMap.setOutputsOffset(reader.offset());
+  sourceMap->setOutputsOffset(reader.offset());
   bool alive = true;
   if (!expect(JsonKind::Array, "an array of value names", alive))
     return alive;
@@ -1053,7 +1057,7 @@ bool GraphJsonParser::parseOutputs() {
     std::string_view ref;
     reader.readString(ref);
     refs.push_back({keep(ref), offset, kNoNode, index++});
-    sourceMap.addOutput(offset);
+    sourceMap->addOutput(offset);
   }
   return !reader.failed() || syntaxError();
 }
@@ -1061,7 +1065,7 @@ bool GraphJsonParser::parseOutputs() {
 SourceLocation GraphJsonParser::refLocation(const PendingRef &ref) const {
   if (ref.user == kNoNode)
     return at(ref.offset, "/outputs/" + std::to_string(ref.position));
-  return sourceMap.locate(graph, ref.user, NodeSite::ofOperand(ref.position));
+  return sourceMap->locate(graph, ref.user, NodeSite::ofOperand(ref.position));
 }
 
 void GraphJsonParser::resolveReferences() {
@@ -1132,16 +1136,16 @@ void GraphJsonParser::checkSymbols() {
 // Entry points
 //===----------------------------------------------------------------------===//
 
-std::optional<Graph> fuel::parseGraphJson(std::string_view text,
-                                          std::string_view fileName,
-                                          const GraphReadOptions &options,
-                                          DiagnosticEngine &diag) {
-  return GraphJsonParser(text, fileName, options, diag).parse();
+std::optional<Graph>
+fuel::parseGraphJson(std::string_view text, std::string_view fileName,
+                     const GraphReadOptions &options, DiagnosticEngine &diag,
+                     std::unique_ptr<SourceLocator> *locator) {
+  return GraphJsonParser(text, fileName, options, diag).parse(locator);
 }
 
-std::optional<Graph> fuel::readGraphFile(const std::string &path,
-                                         DiagnosticEngine &diag,
-                                         bool verify) {
+std::optional<GraphFile> fuel::readGraphFile(const std::string &path,
+                                             DiagnosticEngine &diag,
+                                             bool verify) {
   std::string error;
   std::shared_ptr<const FileBuffer> buffer =
       FileBuffer::open(path == "-" ? "/dev/stdin" : path, error);
@@ -1157,6 +1161,13 @@ std::optional<Graph> fuel::readGraphFile(const std::string &path,
   if (options.baseDir.empty())
     options.baseDir = "/";
   options.verify = verify;
-  return parseGraphJson(buffer->text(), path == "-" ? "<stdin>" : path,
-                        options, diag);
+  GraphFile file;
+  std::optional<Graph> graph =
+      parseGraphJson(buffer->text(), path == "-" ? "<stdin>" : path, options,
+                     diag, &file.locator);
+  if (!graph)
+    return std::nullopt;
+  file.graph = std::move(*graph);
+  file.text = std::move(buffer);
+  return file;
 }

@@ -1,16 +1,20 @@
 //===- fuelc.cpp - The fuelc compiler driver ------------------------------===//
 //
-// Subcommands over the libraries: `check` (parse, verify, summarize) and
-// `print` (canonical JSON). Exit codes: 0 success, 1 the input is wrong
-// (diagnostics printed), 2 usage error, 3 internal error.
+// Subcommands over the libraries: `check` (parse, verify, summarize), `print`
+// (canonical JSON), `plan` (placement planning) and `targets` (built-in
+// machines). Exit codes: 0 success, 1 the input is wrong (diagnostics
+// printed), 2 usage error, 3 internal error (docs/cli.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuel/IR/GraphStats.h"
 #include "fuel/Import/GraphJson.h"
+#include "fuel/Planner/Planner.h"
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <limits>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -100,13 +104,15 @@ void printSummary(const Graph &graph, std::ostream &os) {
   }
 }
 
+int writeOutput(const std::string &output, const std::string &text);
+
 int runCheck(const std::string &input, const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<Graph> graph = readGraphFile(input, diag);
-  if (!graph)
+  std::optional<GraphFile> file = readGraphFile(input, diag);
+  if (!file)
     return finishWithErrors(diag, options);
-  printSummary(*graph, std::cout);
+  printSummary(file->graph, std::cout);
   return kSuccess;
 }
 
@@ -114,10 +120,143 @@ int runPrint(const std::string &input, const std::string &output,
              const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<Graph> graph = readGraphFile(input, diag);
-  if (!graph)
+  std::optional<GraphFile> file = readGraphFile(input, diag);
+  if (!file)
     return finishWithErrors(diag, options);
-  std::string text = printGraphJson(*graph);
+  return writeOutput(output, printGraphJson(file->graph));
+}
+
+/// Planning flags as given on the command line, before validation.
+struct PlanFlags {
+  std::string machine = "host";
+  std::string placer = "optimal";
+  std::string emit = "text";
+  std::string output;
+  std::vector<std::string> allowDevices, pins, dims, preferProviders;
+  std::string trust = "trusted-external";
+  double precisionFloor = std::numeric_limits<double>::infinity();
+  bool preferBitStable = false;
+  std::string inputResidency = "cpu:0", outputResidency = "cpu:0";
+};
+
+/// Splits "name=value" at the last '='.
+bool splitAssignment(const std::string &text, std::string &name,
+                     std::string &value) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return false;
+  name = text.substr(0, eq);
+  value = text.substr(eq + 1);
+  return true;
+}
+
+/// Builds the ExecutionConfig; on a malformed flag prints why and fails.
+bool makeConfig(const PlanFlags &flags, ExecutionConfig &config) {
+  auto usage = [](const std::string &message) {
+    std::cerr << "fuelc: error: " << message << '\n';
+    return false;
+  };
+  auto device = [&](const std::string &text, DeviceRef &out) {
+    std::optional<DeviceRef> d = parseDevice(text);
+    if (d)
+      out = *d;
+    return d.has_value();
+  };
+  for (const std::string &text : flags.allowDevices) {
+    DeviceRef d;
+    if (!device(text, d))
+      return usage("--allow-device: invalid device '" + text + "'");
+    config.allowedDevices.push_back(d);
+  }
+  for (const std::string &text : flags.pins) {
+    std::string node, dev;
+    DeviceRef d;
+    if (!splitAssignment(text, node, dev) || !device(dev, d))
+      return usage("--pin expects NODE=DEVICE (e.g. fc1=cuda:0), got '" +
+                   text + "'");
+    config.pins[node] = d;
+  }
+  for (const std::string &text : flags.dims) {
+    std::string name, value;
+    int64_t extent = 0;
+    if (!splitAssignment(text, name, value) ||
+        std::from_chars(value.data(), value.data() + value.size(), extent).ec !=
+            std::errc() ||
+        extent < 0)
+      return usage("--dim expects SYMBOL=EXTENT (e.g. B=32), got '" + text +
+                   "'");
+    config.dims[name] = extent;
+  }
+  std::optional<TrustLevel> trust = parseTrustLevel(flags.trust);
+  if (!trust)
+    return usage("--trust must be verified, checked, fuzzed or "
+                 "trusted-external, got '" +
+                 flags.trust + "'");
+  config.minimumTrust = *trust;
+  config.maxRelativeError = flags.precisionFloor;
+  config.preferBitStable = flags.preferBitStable;
+  config.preferredProviders = flags.preferProviders;
+  if (!device(flags.inputResidency, config.inputResidency))
+    return usage("--input-residency: invalid device '" + flags.inputResidency +
+                 "'");
+  if (!device(flags.outputResidency, config.outputResidency))
+    return usage("--output-residency: invalid device '" +
+                 flags.outputResidency + "'");
+  config.placer = flags.placer == "greedy"     ? PlacerKind::Greedy
+                  : flags.placer == "chain-dp" ? PlacerKind::ChainDp
+                                               : PlacerKind::Optimal;
+  return true;
+}
+
+int runPlan(const std::string &input, const PlanFlags &flags,
+            const DriverOptions &options) {
+  ExecutionConfig config;
+  if (!makeConfig(flags, config))
+    return kUsageError;
+  DiagnosticEngine diag;
+  installRenderer(diag, options);
+  std::optional<Machine> machine = loadMachine(flags.machine, diag);
+  if (!machine)
+    return finishWithErrors(diag, options);
+  std::optional<GraphFile> file = readGraphFile(input, diag);
+  if (!file)
+    return finishWithErrors(diag, options);
+  ExecutionPlan plan;
+  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  if (failed(planGraph(file->graph, *machine, registry, config, diag,
+                       *file->locator, plan)))
+    return finishWithErrors(diag, options);
+  return writeOutput(flags.output, flags.emit == "plan-json"
+                                       ? printPlanJson(file->graph, plan)
+                                       : printPlanText(file->graph, plan));
+}
+
+int runTargets(const std::string &printName) {
+  DiagnosticEngine diag;
+  diag.setHandler([](const Diagnostic &d) { printDiagnosticText(std::cerr, d); });
+  if (!printName.empty()) {
+    std::string_view text = machinePresetText(printName);
+    if (text.empty()) {
+      std::cerr << "fuelc: error: no built-in machine named '" << printName
+                << "'\n";
+      return kUsageError;
+    }
+    std::cout << text << '\n';
+    return kSuccess;
+  }
+  for (std::string_view name : machinePresetNames()) {
+    std::optional<Machine> m = loadMachine(std::string(name), diag);
+    if (!m)
+      return kInternal; // A preset that does not parse is a bug.
+    std::cout << name << ": " << m->description << '\n';
+    for (const DeviceSpec &d : m->devices)
+      std::cout << "  " << formatDevice(d.ref) << "  " << d.name << " ("
+                << d.target << ")\n";
+  }
+  return kSuccess;
+}
+
+int writeOutput(const std::string &output, const std::string &text) {
   if (output.empty() || output == "-") {
     std::cout << text;
     return kSuccess;
@@ -164,6 +303,55 @@ int runDriver(int argc, char **argv) {
   print->add_option("-o,--output", output, "Output file (default: stdout)");
   addCommonOptions(print, options);
 
+  PlanFlags planFlags;
+  CLI::App *plan = app.add_subcommand(
+      "plan", "Place every node on a device and kernel, insert copies, and "
+              "print the plan");
+  plan->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin)")
+      ->required();
+  plan->add_option("--machine", planFlags.machine,
+                   "Built-in machine (see `fuelc targets`) or fuel.machine file")
+      ->capture_default_str();
+  plan->add_option("--placer", planFlags.placer,
+                   "optimal (min-cut / expansion), or the seeds' baselines "
+                   "greedy and chain-dp")
+      ->check(CLI::IsMember({"optimal", "greedy", "chain-dp"}))
+      ->capture_default_str();
+  plan->add_option("--emit", planFlags.emit, "Output: text or plan-json")
+      ->check(CLI::IsMember({"text", "plan-json"}))
+      ->capture_default_str();
+  plan->add_option("-o,--output", planFlags.output,
+                   "Output file (default: stdout)");
+  plan->add_option("--allow-device", planFlags.allowDevices,
+                   "Only use these devices (repeatable; default: all)");
+  plan->add_option("--pin", planFlags.pins,
+                   "NODE=DEVICE: run NODE on DEVICE (repeatable)");
+  plan->add_option("--dim", planFlags.dims,
+                   "SYMBOL=EXTENT: price a symbolic dim at EXTENT (repeatable)");
+  plan->add_option("--trust", planFlags.trust,
+                   "Least trusted kernels allowed: verified, checked, fuzzed, "
+                   "trusted-external")
+      ->capture_default_str();
+  plan->add_option("--precision-floor", planFlags.precisionFloor,
+                   "Reject kernels whose relative error may exceed this");
+  plan->add_flag("--prefer-bit-stable", planFlags.preferBitStable,
+                 "Prefer kernels with run-to-run identical bits");
+  plan->add_option("--prefer-provider", planFlags.preferProviders,
+                   "Kernel providers to prefer on ties, most preferred first");
+  plan->add_option("--input-residency", planFlags.inputResidency,
+                   "Device graph inputs arrive on")
+      ->capture_default_str();
+  plan->add_option("--output-residency", planFlags.outputResidency,
+                   "Device graph outputs are delivered to")
+      ->capture_default_str();
+  addCommonOptions(plan, options);
+
+  std::string printName;
+  CLI::App *targets = app.add_subcommand(
+      "targets", "List the built-in machines (for plan --machine)");
+  targets->add_option("--print", printName,
+                      "Print the fuel.machine JSON of one built-in machine");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -172,6 +360,10 @@ int runDriver(int argc, char **argv) {
   }
   if (check->parsed())
     return runCheck(input, options);
+  if (plan->parsed())
+    return runPlan(input, planFlags, options);
+  if (targets->parsed())
+    return runTargets(printName);
   return runPrint(input, output, options);
 }
 

@@ -11,8 +11,11 @@
 #define FUEL_IMPORT_GRAPHJSON_H
 
 #include "fuel/IR/Graph.h"
+#include "fuel/IR/Verifier.h"
 #include "fuel/Support/Diagnostics.h"
+#include "fuel/Support/FileBuffer.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,17 +33,26 @@ struct GraphReadOptions {
 };
 
 /// Parses `text` (the contents of `fileName`, used in diagnostics). Returns
-/// nullopt after reporting at least one error.
-std::optional<Graph> parseGraphJson(std::string_view text,
-                                    std::string_view fileName,
-                                    const GraphReadOptions &options,
-                                    DiagnosticEngine &diag);
+/// nullopt after reporting at least one error. With `locator`, receives the
+/// source map later passes use to point their diagnostics into `text` (which
+/// must then outlive it).
+std::optional<Graph>
+parseGraphJson(std::string_view text, std::string_view fileName,
+               const GraphReadOptions &options, DiagnosticEngine &diag,
+               std::unique_ptr<SourceLocator> *locator = nullptr);
+
+/// A graph read from a file, with what locates its nodes in that file.
+struct GraphFile {
+  Graph graph;
+  std::shared_ptr<const FileBuffer> text;
+  std::unique_ptr<SourceLocator> locator;
+};
 
 /// Reads the file at `path` (or standard input for "-"); weights are looked
 /// up relative to the file's directory.
-std::optional<Graph> readGraphFile(const std::string &path,
-                                   DiagnosticEngine &diag,
-                                   bool verify = true);
+std::optional<GraphFile> readGraphFile(const std::string &path,
+                                       DiagnosticEngine &diag,
+                                       bool verify = true);
 
 /// The canonical JSON text of a verified graph.
 std::string printGraphJson(const Graph &graph);

@@ -1,0 +1,88 @@
+//===- Capsule.h - Kernels that can run an op, and their registry -*- C++ -*-===//
+//
+// A capsule is one kernel able to run one op kind on one backend: generated
+// by fuelc's code generators or hand-written (kernels/). It carries what the
+// planner needs to decide without running it: accepted dtypes, a shape
+// predicate, trust level, precision guarantee, capabilities, and cost
+// parameters for the roofline model.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_PLANNER_CAPSULE_H
+#define FUEL_PLANNER_CAPSULE_H
+
+#include "fuel/IR/Device.h"
+#include "fuel/IR/DType.h"
+#include "fuel/IR/OpKind.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fuel {
+
+/// How far a kernel has been checked; ordered from most to least trusted.
+enum class TrustLevel : uint8_t { Verified, Checked, Fuzzed, TrustedExternal };
+
+std::string_view trustLevelName(TrustLevel level);
+std::optional<TrustLevel> parseTrustLevel(std::string_view name);
+
+/// Which shapes a capsule accepts; checked at enumeration so a shape it cannot
+/// run is never planned on it.
+struct ShapePredicate {
+  unsigned maxRank = 64;
+  /// Largest element count of any operand or result (e.g. 2^31 - 1 for
+  /// kernels with 32-bit indexing).
+  int64_t maxElements = int64_t(1) << 59;
+};
+
+struct Capsule {
+  std::string id;
+  OpKind op;
+  DeviceKind backend;
+  /// Bit i set: dtype i accepted (for the op's data operands and results).
+  uint32_t dtypes = 0;
+  std::string provider;
+  TrustLevel trust = TrustLevel::Checked;
+  /// Worst-case relative error against the exact result (0: exact).
+  double maxRelativeError = 0;
+  /// Same bits on every run (no order-dependent parallel reductions).
+  bool bitStable = true;
+  /// Reads non-contiguous views without a copy.
+  bool stridedInputs = true;
+  ShapePredicate predicate;
+  /// Fraction of the roofline the kernel reaches, and its own fixed cost per
+  /// call on top of the device's launch overhead.
+  double efficiency = 0.5;
+  double fixedOverhead = 0;
+  /// Content hash of the kernel's source (identifies the exact revision).
+  std::string revision;
+
+  bool acceptsDType(DType t) const {
+    return dtypes & (1u << static_cast<unsigned>(t));
+  }
+};
+
+class CapsuleRegistry {
+public:
+  /// The kernels fuelc itself provides: one generated capsule per op kind
+  /// and backend (x86-64 for cpu, PTX for cuda, SPIR-V for vulkan).
+  static CapsuleRegistry builtin();
+
+  void add(Capsule capsule);
+  /// Capsules for `op`, in registration order.
+  std::vector<const Capsule *> forOp(OpKind op) const;
+  const std::vector<Capsule> &all() const { return capsules; }
+
+private:
+  std::vector<Capsule> capsules;
+};
+
+/// Whether fuelc runs `kind` as a kernel (views, constants and inputs are not
+/// kernels; they are metadata or data).
+bool isKernelOp(OpKind kind);
+
+} // namespace fuel
+
+#endif // FUEL_PLANNER_CAPSULE_H

@@ -1,0 +1,79 @@
+//===- Planner.h - Placement planning of a verified graph -------*- C++ -*-===//
+//
+// planGraph decides, for every kernel node of a verified graph, which device
+// and which capsule runs it and where values must be copied:
+//   1. per node, candidates are enumerated and filtered (Candidates.h); a node
+//      with none anywhere fails the plan with NoBackendForOp, explaining every
+//      rejected candidate;
+//   2. the graph becomes a PlacementProblem: kernel nodes with their cheapest
+//      candidate time per device; views ride on the buffer they view (they
+//      are placed with it); constants are loaded once onto every device that
+//      reads them, so they cost no transfer; inputs and outputs are pinned to
+//      their declared residency; pins come from `placement` and the config;
+//   3. the placer labels nodes with devices (Placement.h);
+//   4. every value read on another device than its producer's gets one copy
+//      step per destination device; the plan's predicted makespan comes from
+//      list-scheduling steps and copies over devices and links.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_PLANNER_PLANNER_H
+#define FUEL_PLANNER_PLANNER_H
+
+#include "fuel/IR/Verifier.h"
+#include "fuel/Planner/Candidates.h"
+#include "fuel/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace fuel {
+
+struct PlannedStep {
+  NodeId node;
+  unsigned device;
+  const Capsule *capsule;
+  double time;
+  /// The node's retained alternatives (the frontier on every device).
+  std::vector<Candidate> alternatives;
+};
+
+struct PlannedCopy {
+  ValueRef value;
+  unsigned from, to;
+  double bytes;
+  double time;
+  /// The step (index into steps) whose result is copied; copies are ordered
+  /// right after it.
+  size_t afterStep;
+};
+
+struct ExecutionPlan {
+  const Machine *machine = nullptr;
+  PlacerKind placer = PlacerKind::Optimal;
+  /// Kernel steps in execution (topological) order.
+  std::vector<PlannedStep> steps;
+  std::vector<PlannedCopy> copies;
+  /// Device of every node (views and sources included), by NodeId.
+  std::vector<unsigned> deviceOf;
+  double computeTime = 0, transferTime = 0;
+  double cost = 0;       // computeTime + transferTime, the placer's objective.
+  double lowerBound = 0; // Equal to cost when `exact`.
+  bool exact = false;
+  double makespan = 0;
+  unsigned maxFlowRuns = 0;
+  std::vector<std::string> defaultedSymbols;
+};
+
+LogicalResult planGraph(const Graph &graph, const Machine &machine,
+                        const CapsuleRegistry &registry,
+                        const ExecutionConfig &config, DiagnosticEngine &diag,
+                        const SourceLocator &locator, ExecutionPlan &plan);
+
+/// Human-readable plan (`fuelc plan --emit=text`).
+std::string printPlanText(const Graph &graph, const ExecutionPlan &plan);
+/// Machine-readable plan (`fuelc plan --emit=plan-json`).
+std::string printPlanJson(const Graph &graph, const ExecutionPlan &plan);
+
+} // namespace fuel
+
+#endif // FUEL_PLANNER_PLANNER_H

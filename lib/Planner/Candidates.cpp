@@ -1,0 +1,155 @@
+//===- Candidates.cpp - Per-node kernel candidates ------------------------===//
+
+#include "fuel/Planner/Candidates.h"
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace fuel;
+
+double NodeCandidates::bestTime(unsigned device) const {
+  const Candidate *c = best(device);
+  return c ? c->time : kInfiniteCost;
+}
+
+const Candidate *NodeCandidates::best(unsigned device) const {
+  for (const Candidate &c : frontier)
+    if (c.device == device)
+      return &c; // Groups are sorted best first.
+  return nullptr;
+}
+
+static std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+/// The dtypes a node's kernel must handle: its data operands and results.
+static std::vector<DType> kernelDTypes(const Graph &graph, NodeId node) {
+  std::vector<DType> dtypes;
+  auto add = [&](DType t) {
+    if (std::find(dtypes.begin(), dtypes.end(), t) == dtypes.end())
+      dtypes.push_back(t);
+  };
+  for (ValueRef v : graph.operands(node))
+    add(graph.dtype(v));
+  for (uint32_t r = 0; r < graph.numResults(node); ++r)
+    add(graph.dtype({node, r}));
+  return dtypes;
+}
+
+/// The first hard filter `capsule` fails on `device`, or "".
+static std::string hardFilter(const Graph &graph, NodeId node,
+                              const Capsule &capsule, const DeviceSpec &device,
+                              const ExecutionConfig &config,
+                              const SymbolPricing &pricing,
+                              const NodeWork &work) {
+  for (DType t : kernelDTypes(graph, node))
+    if (!capsule.acceptsDType(t))
+      return "dtype " + std::string(dtypeName(t)) + " not supported";
+  if (device.peakFlops[static_cast<unsigned>(work.dtype)] <= 0)
+    return "device has no " + std::string(dtypeName(work.dtype)) +
+           " arithmetic";
+  if (capsule.trust > config.minimumTrust)
+    return "trust '" + std::string(trustLevelName(capsule.trust)) +
+           "' is below the policy's '" +
+           std::string(trustLevelName(config.minimumTrust)) + "'";
+  if (capsule.maxRelativeError > config.maxRelativeError)
+    return "precision: relative error up to " +
+           formatNumber(capsule.maxRelativeError) + " exceeds the floor " +
+           formatNumber(config.maxRelativeError);
+  auto checkShape = [&](ValueRef v) -> std::string {
+    ShapeRef shape = graph.shape(v);
+    if (shape.size() > capsule.predicate.maxRank)
+      return "shape predicate: rank " + std::to_string(shape.size()) +
+             " exceeds " + std::to_string(capsule.predicate.maxRank);
+    if (pricing.elements(shape) > double(capsule.predicate.maxElements))
+      return "shape predicate: " + formatNumber(pricing.elements(shape)) +
+             " elements exceed " +
+             std::to_string(capsule.predicate.maxElements);
+    return "";
+  };
+  for (ValueRef v : graph.operands(node))
+    if (std::string why = checkShape(v); !why.empty())
+      return why;
+  for (uint32_t r = 0; r < graph.numResults(node); ++r)
+    if (std::string why = checkShape({node, r}); !why.empty())
+      return why;
+  return "";
+}
+
+static unsigned providerRank(const ExecutionConfig &config,
+                             const Capsule &capsule) {
+  auto it = std::find(config.preferredProviders.begin(),
+                      config.preferredProviders.end(), capsule.provider);
+  return static_cast<unsigned>(it - config.preferredProviders.begin());
+}
+
+NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
+                                         const Machine &machine,
+                                         const CapsuleRegistry &registry,
+                                         const ExecutionConfig &config,
+                                         const SymbolPricing &pricing,
+                                         const std::vector<bool> &allowed) {
+  NodeCandidates result;
+  NodeWork work = estimateWork(graph, node, pricing);
+  std::vector<const Capsule *> capsules = registry.forOp(graph.kind(node));
+  for (unsigned d = 0; d < machine.devices.size(); ++d) {
+    const DeviceSpec &device = machine.devices[d];
+    std::vector<Candidate> survivors;
+    for (const Capsule *capsule : capsules) {
+      if (capsule->backend != device.ref.kind)
+        continue;
+      if (!allowed[d]) {
+        result.rejections.push_back({capsule, d, "device not allowed for this node"});
+        continue;
+      }
+      std::string why =
+          hardFilter(graph, node, *capsule, device, config, pricing, work);
+      if (!why.empty()) {
+        result.rejections.push_back({capsule, d, std::move(why)});
+        continue;
+      }
+      survivors.push_back({capsule, d, kernelTime(*capsule, device, work)});
+    }
+    // Soft preference: bit-stable kernels, where any survives.
+    if (config.preferBitStable &&
+        std::any_of(survivors.begin(), survivors.end(),
+                    [](const Candidate &c) { return c.capsule->bitStable; })) {
+      for (const Candidate &c : survivors)
+        if (!c.capsule->bitStable)
+          result.rejections.push_back(
+              {c.capsule, d, "not bit-stable (bit-stable preferred)"});
+      std::erase_if(survivors, [](const Candidate &c) {
+        return !c.capsule->bitStable;
+      });
+    }
+    // Best first; ties broken by provider preference, then id (stable plans).
+    std::sort(survivors.begin(), survivors.end(),
+              [&](const Candidate &a, const Candidate &b) {
+                if (a.time != b.time)
+                  return a.time < b.time;
+                unsigned ra = providerRank(config, *a.capsule),
+                         rb = providerRank(config, *b.capsule);
+                if (ra != rb)
+                  return ra < rb;
+                return a.capsule->id < b.capsule->id;
+              });
+    // Pareto frontier over (time, relative error): walking by time, keep a
+    // candidate only if it is more precise than everything faster.
+    double bestError = kInfiniteCost;
+    unsigned kept = 0;
+    for (const Candidate &c : survivors) {
+      if (c.capsule->maxRelativeError < bestError && kept < config.frontierCap) {
+        bestError = c.capsule->maxRelativeError;
+        result.frontier.push_back(c);
+        ++kept;
+      } else {
+        result.rejections.push_back(
+            {c.capsule, d, "dominated on (time, precision) or past the frontier cap"});
+      }
+    }
+  }
+  return result;
+}

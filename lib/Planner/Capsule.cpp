@@ -1,0 +1,137 @@
+//===- Capsule.cpp - Kernels that can run an op, and their registry -------===//
+
+#include "fuel/Planner/Capsule.h"
+
+#include <algorithm>
+
+using namespace fuel;
+
+std::string_view fuel::trustLevelName(TrustLevel level) {
+  switch (level) {
+  case TrustLevel::Verified:
+    return "verified";
+  case TrustLevel::Checked:
+    return "checked";
+  case TrustLevel::Fuzzed:
+    return "fuzzed";
+  case TrustLevel::TrustedExternal:
+    return "trusted-external";
+  }
+  return "checked";
+}
+
+std::optional<TrustLevel> fuel::parseTrustLevel(std::string_view name) {
+  for (TrustLevel level : {TrustLevel::Verified, TrustLevel::Checked,
+                           TrustLevel::Fuzzed, TrustLevel::TrustedExternal})
+    if (trustLevelName(level) == name)
+      return level;
+  return std::nullopt;
+}
+
+bool fuel::isKernelOp(OpKind kind) {
+  return kind != OpKind::Input && kind != OpKind::Constant && !isViewOp(kind);
+}
+
+void CapsuleRegistry::add(Capsule capsule) {
+  capsules.push_back(std::move(capsule));
+}
+
+std::vector<const Capsule *> CapsuleRegistry::forOp(OpKind op) const {
+  std::vector<const Capsule *> out;
+  for (const Capsule &c : capsules)
+    if (c.op == op)
+      out.push_back(&c);
+  return out;
+}
+
+static uint32_t maskOf(std::initializer_list<DType> dtypes) {
+  uint32_t mask = 0;
+  for (DType t : dtypes)
+    mask |= 1u << static_cast<unsigned>(t);
+  return mask;
+}
+
+/// Ops whose result depends on the order of a parallel reduction.
+static bool reducesInParallel(OpKind kind) {
+  switch (opFamily(kind)) {
+  case OpFamily::Reduction:
+    return true;
+  case OpFamily::Linalg:
+    return kind != OpKind::MaxPool2D;
+  default:
+    return false;
+  }
+}
+
+/// Ops computed with rounded transcendental approximations.
+static bool isApproximate(OpKind kind) {
+  switch (kind) {
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Sigmoid:
+  case OpKind::Gelu:
+  case OpKind::Silu:
+  case OpKind::Erf:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Pow:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    return true;
+  default:
+    return false;
+  }
+}
+
+CapsuleRegistry CapsuleRegistry::builtin() {
+  using enum DType;
+  struct Backend {
+    DeviceKind kind;
+    std::string_view name;
+    uint32_t dtypes;
+    bool parallelReductions; // Reductions split across threads/blocks.
+    bool strided;
+    ShapePredicate predicate;
+    double efficiency;
+  };
+  // SPIR-V kernels use 32-bit indexing and the dtypes every Vulkan 1.3
+  // compute device supports; PTX and x86 cover every dtype.
+  const Backend backends[] = {
+      {DeviceKind::CPU, "x86", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
+       false, true, {}, 0.6},
+      {DeviceKind::CUDA, "ptx", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
+       true, true, {}, 0.6},
+      {DeviceKind::Vulkan, "spirv", maskOf({F32, F16, I8, I32, U8, Bool}), true,
+       false, {8, (int64_t(1) << 31) - 1}, 0.4},
+  };
+  CapsuleRegistry registry;
+  for (const Backend &b : backends) {
+    for (unsigned k = 0; k < kNumOpKinds; ++k) {
+      OpKind op = static_cast<OpKind>(k);
+      if (!isKernelOp(op))
+        continue;
+      Capsule c;
+      c.id = "codegen." + std::string(b.name) + "." + std::string(opName(op));
+      c.op = op;
+      c.backend = b.kind;
+      c.dtypes = b.dtypes;
+      c.provider = "fuelc-codegen";
+      c.trust = TrustLevel::Checked;
+      c.maxRelativeError = isApproximate(op) ? 1e-6 : 0;
+      c.bitStable = !(b.parallelReductions && reducesInParallel(op));
+      c.stridedInputs = b.strided;
+      c.predicate = b.predicate;
+      c.efficiency = b.efficiency;
+      // The revision of generated kernels is the compiler's; code generation
+      // stamps the hash of the emitted module.
+      c.revision = "fuelc-codegen-1";
+      registry.add(std::move(c));
+    }
+  }
+  return registry;
+}

@@ -1,0 +1,124 @@
+//===- CostModel.cpp - Roofline cost of kernels and transfers -------------===//
+
+#include "fuel/Planner/CostModel.h"
+
+#include <algorithm>
+
+using namespace fuel;
+
+SymbolPricing::SymbolPricing(
+    const Graph &graph, const std::map<std::string, int64_t, std::less<>> &dims) {
+  for (uint32_t s = 0; s < graph.symbols().size(); ++s) {
+    std::string_view name = graph.symbols().name(s);
+    auto it = dims.find(name);
+    if (it != dims.end()) {
+      extents.push_back(it->second);
+    } else {
+      extents.push_back(1);
+      unbound.emplace_back(name);
+    }
+  }
+}
+
+double SymbolPricing::elements(ShapeRef shape) const {
+  double n = 1;
+  for (Dim d : shape)
+    n *= static_cast<double>(extent(d));
+  return n;
+}
+
+double SymbolPricing::bytes(const Graph &graph, ValueRef value) const {
+  return elements(graph.shape(value)) * dtypeByteSize(graph.dtype(value));
+}
+
+/// FLOPs per output element of elementwise ops (transcendentals cost more).
+static double flopsPerElement(OpKind kind) {
+  switch (kind) {
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Tanh:
+  case OpKind::Sigmoid:
+  case OpKind::Erf:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Pow:
+  case OpKind::Silu:
+    return 20;
+  case OpKind::Gelu:
+    return 30;
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Div:
+  case OpKind::Recip:
+    return 4;
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    return 25;
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    return 10;
+  default:
+    return 1;
+  }
+}
+
+NodeWork fuel::estimateWork(const Graph &graph, NodeId node,
+                            const SymbolPricing &pricing) {
+  NodeWork work;
+  OpKind kind = graph.kind(node);
+  for (ValueRef v : graph.operands(node))
+    work.bytes += pricing.bytes(graph, v);
+  double outElements = 0;
+  for (uint32_t r = 0; r < graph.numResults(node); ++r) {
+    work.bytes += pricing.bytes(graph, {node, r});
+    outElements += pricing.elements(graph.shape({node, r}));
+  }
+  std::span<const ValueRef> operands = graph.operands(node);
+  work.dtype = operands.empty() ? graph.dtype({node, 0})
+                                : graph.dtype(operands[0]);
+  switch (kind) {
+  case OpKind::MatMul: {
+    // 2 * (output elements) * K.
+    ShapeRef a = graph.shape(operands[0]);
+    bool transA = graph.getBool(node, AttrName::TransposeA, false);
+    Dim k = a.size() == 1 ? a[0] : transA ? a[a.size() - 2] : a.back();
+    work.flops = 2 * outElements * static_cast<double>(pricing.extent(k));
+    break;
+  }
+  case OpKind::Linear: {
+    Dim k = graph.shape(operands[0]).back();
+    work.flops = 2 * outElements * static_cast<double>(pricing.extent(k));
+    break;
+  }
+  case OpKind::Conv2D: {
+    ShapeRef w = graph.shape(operands[1]);
+    double perOutput = 2.0 * pricing.extent(w[1]) * pricing.extent(w[2]) *
+                       pricing.extent(w[3]);
+    work.flops = outElements * perOutput;
+    break;
+  }
+  case OpKind::MaxPool2D:
+  case OpKind::AvgPool2D: {
+    std::span<const int64_t> kernel =
+        graph.intsAttr(*graph.findAttr(node, AttrName::Kernel));
+    work.flops = outElements * static_cast<double>(kernel[0] * kernel[1]);
+    break;
+  }
+  default:
+    if (opFamily(kind) == OpFamily::Reduction && !operands.empty())
+      work.flops = pricing.elements(graph.shape(operands[0])) *
+                   flopsPerElement(kind);
+    else
+      work.flops = outElements * flopsPerElement(kind);
+  }
+  return work;
+}
+
+double fuel::kernelTime(const Capsule &capsule, const DeviceSpec &device,
+                        const NodeWork &work) {
+  double peak = device.peakFlops[static_cast<unsigned>(work.dtype)];
+  double compute = peak > 0 ? work.flops / (peak * capsule.efficiency) : 0;
+  double memory = work.bytes / (device.memoryBandwidth * capsule.efficiency);
+  return device.launchOverhead + capsule.fixedOverhead +
+         std::max(compute, memory);
+}

@@ -1,0 +1,346 @@
+//===- Machine.cpp - Reading fuel.machine files ---------------------------===//
+
+#include "fuel/Planner/Machine.h"
+
+#include "fuel/Planner/Placement.h"
+#include "fuel/Support/FileBuffer.h"
+#include "fuel/Support/JsonDocumentParser.h"
+
+#include <cmath>
+
+using namespace fuel;
+
+std::optional<unsigned> Machine::indexOf(DeviceRef ref) const {
+  for (unsigned i = 0; i < devices.size(); ++i)
+    if (devices[i].ref == ref)
+      return i;
+  return std::nullopt;
+}
+
+void Machine::linkMatrices(std::vector<double> &latency,
+                           std::vector<double> &inverseBandwidth) const {
+  size_t k = devices.size();
+  latency.assign(k * k, kInfiniteCost);
+  inverseBandwidth.assign(k * k, kInfiniteCost);
+  for (size_t i = 0; i < k; ++i) {
+    latency[i * k + i] = 0;
+    inverseBandwidth[i * k + i] = 0;
+  }
+  for (const LinkSpec &link : links) {
+    size_t a = *indexOf(link.from), b = *indexOf(link.to);
+    for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
+      latency[x * k + y] = link.latency;
+      inverseBandwidth[x * k + y] = 1.0 / link.bandwidth;
+    }
+  }
+}
+
+namespace {
+class MachineJsonParser : public JsonDocumentParser {
+public:
+  using JsonDocumentParser::JsonDocumentParser;
+
+  std::optional<Machine> parse() {
+    bool alive = parseDocument() && reader.expectEnd();
+    if (!alive && reader.failed())
+      syntaxError();
+    if (alive)
+      checkLinks();
+    bool ok = alive && !hasPendingErrors();
+    flushDiagnostics();
+    if (!ok)
+      return std::nullopt;
+    return std::move(machine);
+  }
+
+private:
+  bool parseDocument();
+  bool parseDevice(DeviceSpec &device);
+  bool parseLink(LinkSpec &link, size_t start);
+  bool parseDeviceRef(DeviceRef &ref, bool &valid);
+  bool parsePositive(double &value, bool allowZero, bool &valid);
+  bool parseString(std::string &out, bool &valid);
+  void checkLinks();
+
+  Machine machine;
+  std::vector<size_t> deviceOffsets, linkOffsets;
+};
+} // namespace
+
+bool MachineJsonParser::parseString(std::string &out, bool &valid) {
+  bool alive = true;
+  if (!expect(JsonKind::String, "a string", alive)) {
+    valid = false;
+    return alive;
+  }
+  std::string_view s;
+  if (!reader.readString(s))
+    return syntaxError();
+  out = s;
+  return true;
+}
+
+bool MachineJsonParser::parsePositive(double &value, bool allowZero,
+                                      bool &valid) {
+  bool alive = true;
+  size_t offset = reader.offset();
+  if (!expect(JsonKind::Number, "a number", alive)) {
+    valid = false;
+    return alive;
+  }
+  JsonNumber n;
+  if (!reader.readNumber(n))
+    return syntaxError();
+  if (!(n.real > 0 || (allowZero && n.real == 0)) || !std::isfinite(n.real)) {
+    errorAt(offset, "expected a " + std::string(allowZero ? "non-negative" : "positive") +
+                        " number, got " + literal(offset));
+    valid = false;
+  }
+  value = n.real;
+  return true;
+}
+
+bool MachineJsonParser::parseDeviceRef(DeviceRef &ref, bool &valid) {
+  size_t offset = reader.offset();
+  std::string text;
+  bool ok = true;
+  if (!parseString(text, ok))
+    return false;
+  if (!ok) {
+    valid = false;
+    return true;
+  }
+  std::optional<DeviceRef> parsed = fuel::parseDevice(text);
+  if (!parsed) {
+    errorAt(offset, "invalid device '" + text +
+                        "' (expected cpu:N, cuda:N or vulkan:N)");
+    valid = false;
+    return true;
+  }
+  ref = *parsed;
+  return true;
+}
+
+bool MachineJsonParser::parseDocument() {
+  bool alive = true;
+  if (!expect(JsonKind::Object, "a JSON object at the top level", alive))
+    return false;
+  size_t start = reader.offset();
+  reader.beginObject();
+  bool sawFormat = false, sawVersion = false, sawDevices = false;
+  std::string_view key;
+  while (alive && reader.nextMember(key)) {
+    size_t offset = reader.offset();
+    bool valid = true;
+    if (key == "format") {
+      auto s = scope("format");
+      std::string format;
+      alive = parseString(format, valid);
+      sawFormat = true;
+      if (valid && format != "fuel.machine")
+        errorAt(offset, "unknown format '" + format +
+                            "' (expected \"fuel.machine\")");
+    } else if (key == "version") {
+      auto s = scope("version");
+      double version = 0;
+      alive = parsePositive(version, false, valid);
+      sawVersion = true;
+      if (valid && version != 1) {
+        errorAt(offset, "unsupported machine format version " +
+                            literal(offset) + " (this fuelc reads version 1)");
+        return false;
+      }
+    } else if (key == "name" || key == "description") {
+      auto s = scope(key == "name" ? "name" : "description");
+      alive = parseString(key == "name" ? machine.name : machine.description,
+                          valid);
+    } else if (key == "devices" || key == "links") {
+      bool devices = key == "devices";
+      auto s = scope(devices ? "devices" : "links");
+      sawDevices |= devices;
+      if (!expect(JsonKind::Array, "an array", alive))
+        continue;
+      reader.beginArray();
+      for (int64_t i = 0; alive && reader.nextElement(); ++i) {
+        auto e = scope(i);
+        size_t at = reader.offset();
+        if (devices) {
+          DeviceSpec device;
+          deviceOffsets.push_back(at);
+          alive = parseDevice(device);
+          machine.devices.push_back(std::move(device));
+        } else {
+          LinkSpec link;
+          linkOffsets.push_back(at);
+          alive = parseLink(link, at);
+          machine.links.push_back(link);
+        }
+      }
+      alive = alive && (!reader.failed() || syntaxError());
+    } else {
+      alive = unknownMember(offset, key, "machine",
+                            "format, version, name, description, devices, "
+                            "links");
+    }
+  }
+  if (!alive || reader.failed())
+    return false;
+  if (!sawFormat)
+    errorAt(start, "missing member 'format' (must be \"fuel.machine\")");
+  if (!sawVersion)
+    errorAt(start, "missing member 'version'");
+  if (!sawDevices || machine.devices.empty())
+    errorAt(start, "a machine needs at least one device");
+  return true;
+}
+
+bool MachineJsonParser::parseDevice(DeviceSpec &device) {
+  bool alive = true;
+  size_t start = reader.offset();
+  if (!expect(JsonKind::Object, "a device object", alive))
+    return alive;
+  reader.beginObject();
+  bool sawId = false, sawBandwidth = false, sawCapacity = false,
+       sawFlops = false;
+  std::string_view key;
+  while (alive && reader.nextMember(key)) {
+    size_t offset = reader.offset();
+    bool valid = true;
+    if (key == "id") {
+      auto s = scope("id");
+      sawId = true;
+      alive = parseDeviceRef(device.ref, valid);
+      if (valid) {
+        for (size_t i = 0; i + 1 < deviceOffsets.size(); ++i)
+          if (machine.devices[i].ref == device.ref)
+            errorAt(offset, "device '" + formatDevice(device.ref) +
+                                "' is listed twice");
+      }
+    } else if (key == "name" || key == "target") {
+      auto s = scope(key == "name" ? "name" : "target");
+      alive = parseString(key == "name" ? device.name : device.target, valid);
+    } else if (key == "peak_flops") {
+      auto s = scope("peak_flops");
+      sawFlops = true;
+      if (!expect(JsonKind::Object, "an object of FLOP/s per dtype", alive))
+        continue;
+      reader.beginObject();
+      std::string_view dtypeName;
+      while (alive && reader.nextMember(dtypeName)) {
+        size_t at = reader.offset();
+        std::optional<DType> dtype = parseDType(dtypeName);
+        if (!dtype) {
+          alive = unknownMember(at, dtypeName, "peak_flops",
+                                "dtype names: f32, f16, bf16, f64, i8, i32, "
+                                "i64, u8, bool");
+          continue;
+        }
+        auto d = scope(fuel::dtypeName(*dtype));
+        alive = parsePositive(device.peakFlops[static_cast<unsigned>(*dtype)],
+                              true, valid);
+      }
+      alive = alive && (!reader.failed() || syntaxError());
+    } else if (key == "memory_bandwidth") {
+      auto s = scope("memory_bandwidth");
+      sawBandwidth = true;
+      alive = parsePositive(device.memoryBandwidth, false, valid);
+    } else if (key == "memory_capacity") {
+      auto s = scope("memory_capacity");
+      sawCapacity = true;
+      alive = parsePositive(device.memoryCapacity, false, valid);
+    } else if (key == "launch_overhead") {
+      auto s = scope("launch_overhead");
+      alive = parsePositive(device.launchOverhead, true, valid);
+    } else {
+      alive = unknownMember(offset, key, "device",
+                            "id, name, target, peak_flops, memory_bandwidth, "
+                            "memory_capacity, launch_overhead");
+    }
+  }
+  if (!alive || reader.failed())
+    return syntaxError();
+  for (auto [seen, member] :
+       {std::pair{sawId, "id"}, std::pair{sawFlops, "peak_flops"},
+        std::pair{sawBandwidth, "memory_bandwidth"},
+        std::pair{sawCapacity, "memory_capacity"}})
+    if (!seen)
+      errorAt(start, std::string("device is missing member '") + member + "'");
+  return true;
+}
+
+bool MachineJsonParser::parseLink(LinkSpec &link, size_t start) {
+  bool alive = true;
+  if (!expect(JsonKind::Object, "a link object", alive))
+    return alive;
+  reader.beginObject();
+  bool sawFrom = false, sawTo = false, sawBandwidth = false;
+  std::string_view key;
+  while (alive && reader.nextMember(key)) {
+    size_t offset = reader.offset();
+    bool valid = true;
+    if (key == "from" || key == "to") {
+      bool from = key == "from";
+      auto s = scope(from ? "from" : "to");
+      (from ? sawFrom : sawTo) = true;
+      alive = parseDeviceRef(from ? link.from : link.to, valid);
+    } else if (key == "bandwidth") {
+      auto s = scope("bandwidth");
+      sawBandwidth = true;
+      alive = parsePositive(link.bandwidth, false, valid);
+    } else if (key == "latency") {
+      auto s = scope("latency");
+      alive = parsePositive(link.latency, true, valid);
+    } else {
+      alive = unknownMember(offset, key, "link",
+                            "from, to, bandwidth, latency");
+    }
+  }
+  if (!alive || reader.failed())
+    return syntaxError();
+  for (auto [seen, member] :
+       {std::pair{sawFrom, "from"}, std::pair{sawTo, "to"},
+        std::pair{sawBandwidth, "bandwidth"}})
+    if (!seen)
+      errorAt(start, std::string("link is missing member '") + member + "'");
+  return true;
+}
+
+void MachineJsonParser::checkLinks() {
+  for (size_t i = 0; i < machine.links.size(); ++i) {
+    const LinkSpec &link = machine.links[i];
+    auto s = scope("links");
+    auto e = scope(static_cast<int64_t>(i));
+    for (DeviceRef end : {link.from, link.to})
+      if (!machine.indexOf(end))
+        errorAt(linkOffsets[i], "link names device '" + formatDevice(end) +
+                                    "', which the machine does not have");
+    if (link.from == link.to)
+      errorAt(linkOffsets[i], "a link must join two different devices");
+  }
+}
+
+std::optional<Machine> fuel::parseMachineJson(std::string_view text,
+                                              std::string_view fileName,
+                                              DiagnosticEngine &diag) {
+  return MachineJsonParser(text, fileName, diag).parse();
+}
+
+std::optional<Machine> fuel::loadMachine(const std::string &nameOrPath,
+                                         DiagnosticEngine &diag) {
+  std::string_view preset = machinePresetText(nameOrPath);
+  if (!preset.empty())
+    return parseMachineJson(preset, "<preset " + nameOrPath + ">", diag);
+  std::string error;
+  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(nameOrPath, error);
+  if (!buffer) {
+    std::string presets;
+    for (std::string_view name : machinePresetNames())
+      presets += (presets.empty() ? "" : ", ") + std::string(name);
+    SourceLocation loc;
+    loc.file = nameOrPath;
+    diag.error(std::move(loc), "cannot read machine file: " + error +
+                                   " (built-in machines: " + presets + ")");
+    return std::nullopt;
+  }
+  return parseMachineJson(buffer->text(), nameOrPath, diag);
+}

@@ -1,0 +1,136 @@
+//===- PlanPrinter.cpp - Text and JSON dumps of an execution plan ---------===//
+
+#include "fuel/Planner/Planner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+using namespace fuel;
+
+static std::string formatTime(double seconds) {
+  char buf[32];
+  if (seconds >= 1e-3)
+    std::snprintf(buf, sizeof(buf), "%.3g ms", seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g us", seconds * 1e6);
+  return buf;
+}
+
+static std::string formatBytes(double bytes) {
+  char buf[32];
+  if (bytes >= 1 << 20)
+    std::snprintf(buf, sizeof(buf), "%.3g MiB", bytes / (1 << 20));
+  else if (bytes >= 1 << 10)
+    std::snprintf(buf, sizeof(buf), "%.3g KiB", bytes / (1 << 10));
+  else
+    std::snprintf(buf, sizeof(buf), "%.0f B", bytes);
+  return buf;
+}
+
+static std::string valueName(const Graph &graph, ValueRef v) {
+  std::string name(graph.name(v.node));
+  if (graph.numResults(v.node) != 1)
+    name += "#" + std::to_string(v.result);
+  return name;
+}
+
+static std::string pad(std::string s, size_t width) {
+  if (s.size() < width)
+    s.resize(width, ' ');
+  return s;
+}
+
+static std::string deviceName(const ExecutionPlan &plan, unsigned device) {
+  return formatDevice(plan.machine->devices[device].ref);
+}
+
+std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
+  std::string out;
+  std::string name(graph.graphNameText());
+  out += "plan for graph" + (name.empty() ? "" : " '" + name + "'") +
+         " on machine '" + plan.machine->name + "' (placer " +
+         std::string(placerName(plan.placer)) +
+         (plan.exact ? "; proven optimal" : "") + ")\n";
+  out += "cost " + formatTime(plan.cost) + " = compute " +
+         formatTime(plan.computeTime) + " + transfers " +
+         formatTime(plan.transferTime) + "; predicted makespan " +
+         formatTime(plan.makespan) + "\n";
+  if (!plan.exact && plan.placer == PlacerKind::Optimal)
+    out += "lower bound " + formatTime(plan.lowerBound) +
+           " (more than two devices: the optimum lies in between)\n";
+  if (!plan.defaultedSymbols.empty()) {
+    out += "symbols priced at 1 (use --dim NAME=N):";
+    for (const std::string &s : plan.defaultedSymbols)
+      out += " " + s;
+    out += "\n";
+  }
+  out += "steps:\n";
+  auto printCopies = [&](size_t step) {
+    for (const PlannedCopy &c : plan.copies)
+      if (c.afterStep == step)
+        out += "        copy " + pad(valueName(graph, c.value), 14) + " " +
+               deviceName(plan, c.from) + " -> " + deviceName(plan, c.to) +
+               "  " + formatBytes(c.bytes) + "  " + formatTime(c.time) + "\n";
+  };
+  printCopies(~size_t(0));
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlannedStep &step = plan.steps[s];
+    char index[32];
+    std::snprintf(index, sizeof(index), "  %4zu  ", s);
+    out += index + pad(std::string(graph.name(step.node)), 14) + " " +
+           pad(std::string(opName(graph.kind(step.node))), 12) + " " +
+           pad(deviceName(plan, step.device), 9) + " " +
+           pad(step.capsule ? step.capsule->id : "(data movement)", 28) + " " +
+           formatTime(step.time) + "\n";
+    printCopies(s);
+  }
+  return out;
+}
+
+std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
+  nlohmann::ordered_json j;
+  j["format"] = "fuel.plan";
+  j["version"] = 1;
+  j["graph"] = std::string(graph.graphNameText());
+  j["machine"] = plan.machine->name;
+  j["placer"] = std::string(placerName(plan.placer));
+  j["exact"] = plan.exact;
+  j["cost"] = plan.cost;
+  j["compute_time"] = plan.computeTime;
+  j["transfer_time"] = plan.transferTime;
+  j["lower_bound"] = plan.lowerBound;
+  j["makespan"] = plan.makespan;
+  j["defaulted_symbols"] = plan.defaultedSymbols;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const PlannedStep &step : plan.steps) {
+    nlohmann::ordered_json s;
+    s["node"] = std::string(graph.name(step.node));
+    s["op"] = std::string(opName(graph.kind(step.node)));
+    s["device"] = deviceName(plan, step.device);
+    s["capsule"] = step.capsule ? step.capsule->id : "";
+    s["time"] = step.time;
+    nlohmann::ordered_json alternatives = nlohmann::ordered_json::array();
+    for (const Candidate &c : step.alternatives)
+      alternatives.push_back({{"device", deviceName(plan, c.device)},
+                              {"capsule", c.capsule->id},
+                              {"time", c.time}});
+    s["alternatives"] = std::move(alternatives);
+    steps.push_back(std::move(s));
+  }
+  j["steps"] = std::move(steps);
+  nlohmann::ordered_json copies = nlohmann::ordered_json::array();
+  for (const PlannedCopy &c : plan.copies)
+    copies.push_back({{"value", valueName(graph, c.value)},
+                      {"from", deviceName(plan, c.from)},
+                      {"to", deviceName(plan, c.to)},
+                      {"bytes", c.bytes},
+                      {"time", c.time}});
+  j["copies"] = std::move(copies);
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    if (plan.deviceOf[n] != ~0u)
+      devices[std::string(graph.name(n))] = deviceName(plan, plan.deviceOf[n]);
+  j["placement"] = std::move(devices);
+  return j.dump(2) + "\n";
+}

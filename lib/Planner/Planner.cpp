@@ -1,0 +1,332 @@
+//===- Planner.cpp - Placement planning of a verified graph ---------------===//
+
+#include "fuel/Planner/Planner.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace fuel;
+
+namespace {
+/// The buffer a value really lives in: views are followed to their source.
+ValueRef rootValue(const Graph &graph, ValueRef v) {
+  while (isViewOp(graph.kind(v.node)))
+    v = graph.operands(v.node)[0];
+  return v;
+}
+
+constexpr uint32_t kNotPlaced = ~uint32_t(0);
+
+class PlanBuilder {
+public:
+  PlanBuilder(const Graph &graph, const Machine &machine,
+              const CapsuleRegistry &registry, const ExecutionConfig &config,
+              DiagnosticEngine &diag, const SourceLocator &locator,
+              ExecutionPlan &plan)
+      : graph(graph), machine(machine), registry(registry), config(config),
+        diag(diag), locator(locator), plan(plan),
+        pricing(graph, config.dims), k(static_cast<unsigned>(machine.devices.size())) {}
+
+  LogicalResult run();
+
+private:
+  void error(NodeId node, NodeSite site, std::string message,
+             std::vector<std::string> notes = {}) {
+    Diagnostic d;
+    d.location = locator.locate(graph, node, site);
+    d.message = std::move(message);
+    d.notes = std::move(notes);
+    diag.report(std::move(d));
+  }
+  LogicalResult resolveDevices();
+  std::optional<unsigned> deviceIndex(DeviceRef ref, NodeId node,
+                                      const char *what);
+  LogicalResult collectCandidates();
+  PlacementProblem buildProblem();
+  void fillPlan(const PlacementProblem &problem,
+                const PlacementResult &placement);
+  void schedule();
+
+  const Graph &graph;
+  const Machine &machine;
+  const CapsuleRegistry &registry;
+  const ExecutionConfig &config;
+  DiagnosticEngine &diag;
+  const SourceLocator &locator;
+  ExecutionPlan &plan;
+  SymbolPricing pricing;
+  unsigned k;
+
+  std::vector<NodeId> order;
+  std::vector<bool> deviceAllowed;
+  std::vector<int> pinOf; // Device index a node is pinned to, or -1.
+  unsigned inputDevice = 0, outputDevice = 0;
+  std::vector<NodeCandidates> candidates; // By NodeId (kernel nodes).
+  std::vector<uint32_t> placementIndex;   // NodeId -> problem node.
+  /// Problem values: (root value, problem value index).
+  std::vector<ValueRef> valueOf;
+  std::vector<std::vector<uint32_t>> consumersOf;
+};
+} // namespace
+
+std::optional<unsigned> PlanBuilder::deviceIndex(DeviceRef ref, NodeId node,
+                                                 const char *what) {
+  std::optional<unsigned> index = machine.indexOf(ref);
+  if (!index)
+    error(node, NodeSite::node(),
+          std::string(what) + " device '" + formatDevice(ref) +
+              "', which machine '" + machine.name + "' does not have");
+  else if (!deviceAllowed[*index])
+    error(node, NodeSite::node(),
+          std::string(what) + " device '" + formatDevice(ref) +
+              "', which the configuration does not allow");
+  return index;
+}
+
+LogicalResult PlanBuilder::resolveDevices() {
+  deviceAllowed.assign(k, config.allowedDevices.empty());
+  for (DeviceRef ref : config.allowedDevices)
+    if (std::optional<unsigned> i = machine.indexOf(ref))
+      deviceAllowed[*i] = true;
+  unsigned errorsBefore = diag.errorCount();
+  auto residency = [&](DeviceRef ref, const char *what) -> unsigned {
+    std::optional<unsigned> i = machine.indexOf(ref);
+    if (!i || !deviceAllowed[*i]) {
+      diag.error({}, std::string(what) + " residency '" + formatDevice(ref) +
+                         "' is not a usable device of machine '" +
+                         machine.name + "'");
+      return 0;
+    }
+    return *i;
+  };
+  inputDevice = residency(config.inputResidency, "input");
+  outputDevice = residency(config.outputResidency, "output");
+
+  pinOf.assign(graph.numNodes(), -1);
+  std::map<std::string_view, NodeId> byName;
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    byName.emplace(graph.name(n), n);
+  for (const auto &[name, ref] : config.pins) {
+    auto it = byName.find(name);
+    if (it == byName.end()) {
+      diag.error({}, "--pin names node '" + name + "', which the graph does "
+                                                   "not have");
+      continue;
+    }
+    if (std::optional<unsigned> i = deviceIndex(ref, it->second, "pinned to"))
+      pinOf[it->second] = static_cast<int>(*i);
+  }
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    OpKind kind = graph.kind(n);
+    std::optional<DeviceRef> pin = graph.placement(n);
+    if (pin && pinOf[n] < 0)
+      if (std::optional<unsigned> i = deviceIndex(*pin, n, "placed on"))
+        pinOf[n] = static_cast<int>(*i);
+    // Explicit residency ops live on the device they name.
+    if (kind == OpKind::Copy || kind == OpKind::Move || kind == OpKind::Alloc) {
+      DeviceRef target = graph.deviceAttr(*graph.findAttr(n, AttrName::Device));
+      if (std::optional<unsigned> i = deviceIndex(target, n, "moves data to"))
+        pinOf[n] = static_cast<int>(*i);
+    }
+  }
+  return success(diag.errorCount() == errorsBefore);
+}
+
+LogicalResult PlanBuilder::collectCandidates() {
+  candidates.resize(graph.numNodes());
+  bool ok = true;
+  for (NodeId n : order) {
+    OpKind kind = graph.kind(n);
+    if (!isKernelOp(kind) || kind == OpKind::Copy || kind == OpKind::Move ||
+        kind == OpKind::Alloc)
+      continue;
+    std::vector<bool> allowed = deviceAllowed;
+    if (pinOf[n] >= 0)
+      for (unsigned d = 0; d < k; ++d)
+        allowed[d] = allowed[d] && static_cast<int>(d) == pinOf[n];
+    candidates[n] = enumerateCandidates(graph, n, machine, registry, config,
+                                        pricing, allowed);
+    if (!candidates[n].frontier.empty())
+      continue;
+    ok = false;
+    std::vector<std::string> notes;
+    for (const Rejection &r : candidates[n].rejections)
+      notes.push_back(r.capsule->id + " on " +
+                      formatDevice(machine.devices[r.device].ref) + ": " +
+                      r.reason);
+    if (notes.empty())
+      notes.push_back("no capsule in the registry implements '" +
+                      std::string(opName(kind)) + "' on any device of machine '" +
+                      machine.name + "'");
+    error(n, NodeSite::node(),
+          "NoBackendForOp: no kernel can run '" + std::string(opName(kind)) +
+              "' here; every candidate was rejected",
+          std::move(notes));
+  }
+  return success(ok);
+}
+
+PlacementProblem PlanBuilder::buildProblem() {
+  std::vector<double> latency, inverseBandwidth;
+  machine.linkMatrices(latency, inverseBandwidth);
+  PlacementProblem problem(k, latency, inverseBandwidth);
+  placementIndex.assign(graph.numNodes(), kNotPlaced);
+  auto pinnedCosts = [&](unsigned device, double cost) {
+    std::vector<double> costs(k, kInfiniteCost);
+    costs[device] = cost;
+    return costs;
+  };
+  for (NodeId n : order) {
+    OpKind kind = graph.kind(n);
+    if (kind == OpKind::Constant || isViewOp(kind))
+      continue;
+    std::vector<double> costs;
+    if (kind == OpKind::Input)
+      costs = pinnedCosts(inputDevice, 0);
+    else if (pinOf[n] >= 0 && candidates[n].frontier.empty())
+      costs = pinnedCosts(static_cast<unsigned>(pinOf[n]), 0); // copy, alloc.
+    else
+      for (unsigned d = 0; d < k; ++d)
+        costs.push_back(candidates[n].bestTime(d));
+    placementIndex[n] = problem.addNode(std::move(costs));
+  }
+  // Values: every result of a placed node, read directly or through views.
+  std::map<std::pair<NodeId, uint32_t>, uint32_t> valueIndex;
+  auto consume = [&](ValueRef read, uint32_t consumer) {
+    ValueRef root = rootValue(graph, read);
+    if (placementIndex[root.node] == kNotPlaced)
+      return; // A constant: loaded onto every device that reads it.
+    auto [it, inserted] = valueIndex.emplace(
+        std::pair{root.node, root.result}, static_cast<uint32_t>(valueOf.size()));
+    if (inserted) {
+      valueOf.push_back(root);
+      consumersOf.emplace_back();
+    }
+    consumersOf[it->second].push_back(consumer);
+  };
+  for (NodeId n : order)
+    if (placementIndex[n] != kNotPlaced)
+      for (ValueRef v : graph.operands(n))
+        consume(v, placementIndex[n]);
+  // Outputs are delivered to their residency: one sink per output.
+  for (ValueRef out : graph.outputs())
+    consume(out, problem.addNode(pinnedCosts(outputDevice, 0)));
+  for (uint32_t v = 0; v < valueOf.size(); ++v)
+    problem.addValue(placementIndex[valueOf[v].node],
+                     pricing.bytes(graph, valueOf[v]), consumersOf[v]);
+  return problem;
+}
+
+void PlanBuilder::fillPlan(const PlacementProblem &problem,
+                           const PlacementResult &placement) {
+  plan.machine = &machine;
+  plan.placer = config.placer;
+  plan.cost = placement.cost;
+  plan.exact = placement.exact;
+  plan.lowerBound = placement.lowerBound;
+  plan.maxFlowRuns = placement.maxFlowRuns;
+  plan.defaultedSymbols = pricing.defaulted();
+  plan.deviceOf.assign(graph.numNodes(), ~0u);
+  for (NodeId n : order) {
+    if (placementIndex[n] != kNotPlaced)
+      plan.deviceOf[n] = placement.labels[placementIndex[n]];
+    else if (isViewOp(graph.kind(n)))
+      plan.deviceOf[n] = plan.deviceOf[rootValue(graph, {n, 0}).node];
+  }
+  std::vector<size_t> stepOf(graph.numNodes(), ~size_t(0));
+  for (NodeId n : order) {
+    if (placementIndex[n] == kNotPlaced || graph.kind(n) == OpKind::Input)
+      continue;
+    unsigned d = plan.deviceOf[n];
+    const Candidate *best = candidates[n].best(d);
+    stepOf[n] = plan.steps.size();
+    plan.steps.push_back({n, d, best ? best->capsule : nullptr,
+                          best ? best->time : 0, candidates[n].frontier});
+    plan.computeTime += best ? best->time : 0;
+  }
+  // One copy per value and destination device.
+  for (uint32_t v = 0; v < valueOf.size(); ++v) {
+    unsigned from = plan.deviceOf[valueOf[v].node];
+    uint64_t destinations = 0;
+    for (uint32_t consumer : consumersOf[v])
+      destinations |= uint64_t(1) << placement.labels[consumer];
+    for (unsigned to = 0; to < k; ++to) {
+      if (to == from || !(destinations & (uint64_t(1) << to)))
+        continue;
+      double time = problem.transferCost(v, from, to);
+      plan.transferTime += time;
+      plan.copies.push_back({valueOf[v], from, to, problem.values()[v].bytes,
+                             time, stepOf[valueOf[v].node]});
+    }
+  }
+}
+
+void PlanBuilder::schedule() {
+  // List scheduling in plan order: a step starts when its device is free and
+  // its inputs are on it; a copy starts when its value exists and the link is
+  // free. Inputs and constants are ready at time 0.
+  std::vector<double> deviceFree(k, 0), linkFree(k * k, 0);
+  std::map<std::tuple<NodeId, uint32_t, unsigned>, double> readyAt;
+  auto ready = [&](ValueRef v, unsigned device) {
+    ValueRef root = rootValue(graph, v);
+    auto it = readyAt.find({root.node, root.result, device});
+    return it == readyAt.end() ? 0.0 : it->second;
+  };
+  auto copiesAfter = [&](size_t step, double finish) {
+    for (const PlannedCopy &c : plan.copies) {
+      if (c.afterStep != step)
+        continue;
+      double start = std::max(finish, linkFree[c.from * k + c.to]);
+      linkFree[c.from * k + c.to] = start + c.time;
+      readyAt[{c.value.node, c.value.result, c.to}] = start + c.time;
+      plan.makespan = std::max(plan.makespan, start + c.time);
+    }
+  };
+  copiesAfter(~size_t(0), 0); // Copies of graph inputs.
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlannedStep &step = plan.steps[s];
+    double start = deviceFree[step.device];
+    for (ValueRef v : graph.operands(step.node))
+      start = std::max(start, ready(v, step.device));
+    double finish = start + step.time;
+    deviceFree[step.device] = finish;
+    for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
+      readyAt[{step.node, r, step.device}] = finish;
+    plan.makespan = std::max(plan.makespan, finish);
+    copiesAfter(s, finish);
+  }
+}
+
+LogicalResult PlanBuilder::run() {
+  if (!topologicalOrder(graph, order)) {
+    diag.error({}, "internal error: planning an unverified graph with a cycle");
+    return failure();
+  }
+  if (failed(resolveDevices()) || failed(collectCandidates()))
+    return failure();
+  PlacementProblem problem = buildProblem();
+  std::vector<uint32_t> problemOrder(problem.numNodes());
+  // Problem nodes are created in topological order; sinks come last.
+  for (uint32_t i = 0; i < problemOrder.size(); ++i)
+    problemOrder[i] = i;
+  PlacementResult placement = solvePlacement(problem, problemOrder, config.placer);
+  if (!placement.feasible()) {
+    diag.error({}, "no placement satisfies every pin, residency and kernel "
+                   "constraint on machine '" + machine.name +
+                   "' (a pinned node's value cannot reach its consumers)");
+    return failure();
+  }
+  fillPlan(problem, placement);
+  schedule();
+  return success();
+}
+
+LogicalResult fuel::planGraph(const Graph &graph, const Machine &machine,
+                              const CapsuleRegistry &registry,
+                              const ExecutionConfig &config,
+                              DiagnosticEngine &diag,
+                              const SourceLocator &locator,
+                              ExecutionPlan &plan) {
+  return PlanBuilder(graph, machine, registry, config, diag, locator, plan)
+      .run();
+}
