@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: run-fuzzer.sh FUZZER SECONDS WORKDIR
 # Runs a libFuzzer target for a bounded time on a seed corpus made of the
-# example graphs and every JSON file embedded in the lit tests. Fails on any
+# example graphs, the test machine files and every JSON file embedded in the
+# lit tests (graphs and machines alike: each target takes what it parses). Fails on any
 # crash, sanitizer report, leak or input slower than 10 s.
 set -euo pipefail
 fuzzer=$(realpath "$1") seconds=$2 work=$3
@@ -9,7 +10,7 @@ src=${FUEL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 split_file=/usr/lib/llvm-22/bin/split-file
 
 rm -rf "$work" && mkdir -p "$work/seeds" "$work/corpus" "$work/split"
-cp "$src"/examples/*/*.json "$work/seeds/"
+cp "$src"/examples/*/*.json "$src"/test/lit/plan/*.json "$work/seeds/"
 n=0
 for t in "$src"/test/lit/*/*.test; do
   grep -q '^#--- ' "$t" || continue

@@ -3,7 +3,7 @@
 # .ci/run executes on a clean clone.
 #   1. Release build (GCC): Catch2 unit tests and the lit suite.
 #   2. Sanitizer build (clang, ASan + UBSan): the same tests again, plus the
-#      libFuzzer targets for FUEL_FUZZ_SECONDS (default 60) each.
+#      libFuzzer targets for FUEL_FUZZ_SECONDS (default 45) each.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,6 +15,6 @@ cmake --build --preset default
 ctest --preset default
 
 echo "== sanitizer build (ASan + UBSan): unit, lit and fuzz tests"
-cmake --preset sanitize -DFUEL_FUZZ_SECONDS="${FUEL_FUZZ_SECONDS:-60}" >/dev/null
+cmake --preset sanitize -DFUEL_FUZZ_SECONDS="${FUEL_FUZZ_SECONDS:-45}" >/dev/null
 cmake --build --preset sanitize
 ctest --preset sanitize

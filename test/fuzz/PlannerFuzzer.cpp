@@ -1,0 +1,56 @@
+//===- PlannerFuzzer.cpp - libFuzzer target for parse + verify + plan -----===//
+//
+// Every graph that verifies must plan on each built-in machine, or fail with
+// a diagnostic (e.g. NoBackendForOp); a plan must place every node on a
+// device of the machine and cost what its parts add up to.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/Import/GraphJson.h"
+#include "fuel/Planner/Planner.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace fuel;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string_view text(reinterpret_cast<const char *>(data), size);
+  DiagnosticEngine diag;
+  diag.setMaxErrors(50);
+  GraphReadOptions options;
+  options.baseDir = FUEL_EXAMPLES_DIR "/mlp";
+  std::unique_ptr<SourceLocator> locator;
+  std::optional<Graph> graph =
+      parseGraphJson(text, "fuzz.json", options, diag, &locator);
+  if (!graph || graph->numNodes() > 2000)
+    return 0;
+  static const CapsuleRegistry registry = CapsuleRegistry::builtin();
+  for (std::string_view name : machinePresetNames()) {
+    DiagnosticEngine planDiag;
+    std::optional<Machine> machine = loadMachine(std::string(name), planDiag);
+    ExecutionConfig config;
+    config.dims["B"] = 4;
+    ExecutionPlan plan;
+    if (failed(planGraph(*graph, *machine, registry, config, planDiag,
+                         *locator, plan))) {
+      if (!planDiag.hadErrors())
+        std::abort();
+      continue;
+    }
+    for (const PlannedStep &step : plan.steps)
+      if (step.device >= machine->devices.size())
+        std::abort();
+    double sum = plan.computeTime + plan.transferTime;
+    if (!(std::fabs(sum - plan.cost) <= 1e-9 * std::max(1.0, plan.cost)) ||
+        plan.makespan > plan.cost * (1 + 1e-9) + 1e-12) {
+      std::fprintf(stderr, "plan cost %g != compute %g + transfers %g, or "
+                           "makespan %g > cost\n",
+                   plan.cost, plan.computeTime, plan.transferTime,
+                   plan.makespan);
+      std::abort();
+    }
+  }
+  return 0;
+}
