@@ -41,11 +41,12 @@ static std::vector<DType> kernelDTypes(const Graph &graph, NodeId node) {
 
 /// The first hard filter `capsule` fails on `device`, or "".
 static std::string hardFilter(const Graph &graph, NodeId node,
+                              const std::vector<DType> &dtypes,
                               const Capsule &capsule, const DeviceSpec &device,
                               const ExecutionConfig &config,
                               const SymbolPricing &pricing,
                               const NodeWork &work) {
-  for (DType t : kernelDTypes(graph, node))
+  for (DType t : dtypes)
     if (!capsule.acceptsDType(t))
       return "dtype " + std::string(dtypeName(t)) + " not supported";
   if (device.peakFlops[static_cast<unsigned>(work.dtype)] <= 0)
@@ -91,24 +92,31 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
                                          const CapsuleRegistry &registry,
                                          const ExecutionConfig &config,
                                          const SymbolPricing &pricing,
-                                         const std::vector<bool> &allowed) {
+                                         const std::vector<bool> &allowed,
+                                         bool explain) {
   NodeCandidates result;
   NodeWork work = estimateWork(graph, node, pricing);
-  std::vector<const Capsule *> capsules = registry.forOp(graph.kind(node));
+  std::vector<DType> dtypes = kernelDTypes(graph, node);
+  auto reject = [&](const Capsule *capsule, unsigned d, auto &&reason) {
+    if (explain)
+      result.rejections.push_back({capsule, d, std::string(reason)});
+  };
+  std::vector<Candidate> survivors;
   for (unsigned d = 0; d < machine.devices.size(); ++d) {
     const DeviceSpec &device = machine.devices[d];
-    std::vector<Candidate> survivors;
-    for (const Capsule *capsule : capsules) {
+    survivors.clear();
+    for (uint32_t index : registry.forOp(graph.kind(node))) {
+      const Capsule *capsule = &registry.all()[index];
       if (capsule->backend != device.ref.kind)
         continue;
       if (!allowed[d]) {
-        result.rejections.push_back({capsule, d, "device not allowed for this node"});
+        reject(capsule, d, "device not allowed for this node");
         continue;
       }
-      std::string why =
-          hardFilter(graph, node, *capsule, device, config, pricing, work);
+      std::string why = hardFilter(graph, node, dtypes, *capsule, device,
+                                   config, pricing, work);
       if (!why.empty()) {
-        result.rejections.push_back({capsule, d, std::move(why)});
+        reject(capsule, d, std::move(why));
         continue;
       }
       survivors.push_back({capsule, d, kernelTime(*capsule, device, work)});
@@ -119,8 +127,7 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
                     [](const Candidate &c) { return c.capsule->bitStable; })) {
       for (const Candidate &c : survivors)
         if (!c.capsule->bitStable)
-          result.rejections.push_back(
-              {c.capsule, d, "not bit-stable (bit-stable preferred)"});
+          reject(c.capsule, d, "not bit-stable (bit-stable preferred)");
       std::erase_if(survivors, [](const Candidate &c) {
         return !c.capsule->bitStable;
       });
@@ -146,8 +153,8 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
         result.frontier.push_back(c);
         ++kept;
       } else {
-        result.rejections.push_back(
-            {c.capsule, d, "dominated on (time, precision) or past the frontier cap"});
+        reject(c.capsule, d,
+               "dominated on (time, precision) or past the frontier cap");
       }
     }
   }

@@ -33,15 +33,9 @@ bool fuel::isKernelOp(OpKind kind) {
 }
 
 void CapsuleRegistry::add(Capsule capsule) {
+  byOp[static_cast<unsigned>(capsule.op)].push_back(
+      static_cast<uint32_t>(capsules.size()));
   capsules.push_back(std::move(capsule));
-}
-
-std::vector<const Capsule *> CapsuleRegistry::forOp(OpKind op) const {
-  std::vector<const Capsule *> out;
-  for (const Capsule &c : capsules)
-    if (c.op == op)
-      out.push_back(&c);
-  return out;
 }
 
 static uint32_t maskOf(std::initializer_list<DType> dtypes) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 using namespace fuel;
 
@@ -104,7 +105,7 @@ LogicalResult PlanBuilder::resolveDevices() {
 
   pinOf.assign(graph.numNodes(), -1);
   std::map<std::string_view, NodeId> byName;
-  for (NodeId n = 0; n < graph.numNodes(); ++n)
+  for (NodeId n = 0; !config.pins.empty() && n < graph.numNodes(); ++n)
     byName.emplace(graph.name(n), n);
   for (const auto &[name, ref] : config.pins) {
     auto it = byName.find(name);
@@ -145,10 +146,12 @@ LogicalResult PlanBuilder::collectCandidates() {
       for (unsigned d = 0; d < k; ++d)
         allowed[d] = allowed[d] && static_cast<int>(d) == pinOf[n];
     candidates[n] = enumerateCandidates(graph, n, machine, registry, config,
-                                        pricing, allowed);
+                                        pricing, allowed, /*explain=*/false);
     if (!candidates[n].frontier.empty())
       continue;
     ok = false;
+    candidates[n] = enumerateCandidates(graph, n, machine, registry, config,
+                                        pricing, allowed, /*explain=*/true);
     std::vector<std::string> notes;
     for (const Rejection &r : candidates[n].rejections)
       notes.push_back(r.capsule->id + " on " +
@@ -191,18 +194,22 @@ PlacementProblem PlanBuilder::buildProblem() {
     placementIndex[n] = problem.addNode(std::move(costs));
   }
   // Values: every result of a placed node, read directly or through views.
-  std::map<std::pair<NodeId, uint32_t>, uint32_t> valueIndex;
+  // A result's slot is firstSlot[node] + result.
+  std::vector<uint32_t> firstSlot(graph.numNodes() + 1, 0);
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    firstSlot[n + 1] = firstSlot[n] + graph.numResults(n);
+  std::vector<uint32_t> valueIndex(firstSlot.back(), kNotPlaced);
   auto consume = [&](ValueRef read, uint32_t consumer) {
     ValueRef root = rootValue(graph, read);
     if (placementIndex[root.node] == kNotPlaced)
       return; // A constant: loaded onto every device that reads it.
-    auto [it, inserted] = valueIndex.emplace(
-        std::pair{root.node, root.result}, static_cast<uint32_t>(valueOf.size()));
-    if (inserted) {
+    uint32_t &index = valueIndex[firstSlot[root.node] + root.result];
+    if (index == kNotPlaced) {
+      index = static_cast<uint32_t>(valueOf.size());
       valueOf.push_back(root);
       consumersOf.emplace_back();
     }
-    consumersOf[it->second].push_back(consumer);
+    consumersOf[index].push_back(consumer);
   };
   for (NodeId n : order)
     if (placementIndex[n] != kNotPlaced)
@@ -266,34 +273,38 @@ void PlanBuilder::schedule() {
   // its inputs are on it; a copy starts when its value exists and the link is
   // free. Inputs and constants are ready at time 0.
   std::vector<double> deviceFree(k, 0), linkFree(k * k, 0);
-  std::map<std::tuple<NodeId, uint32_t, unsigned>, double> readyAt;
-  auto ready = [&](ValueRef v, unsigned device) {
-    ValueRef root = rootValue(graph, v);
-    auto it = readyAt.find({root.node, root.result, device});
-    return it == readyAt.end() ? 0.0 : it->second;
+  std::vector<uint32_t> firstSlot(graph.numNodes() + 1, 0);
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    firstSlot[n + 1] = firstSlot[n] + graph.numResults(n);
+  std::vector<double> readyAt(size_t(firstSlot.back()) * k, 0);
+  auto slot = [&](ValueRef v, unsigned device) {
+    return (size_t(firstSlot[v.node]) + v.result) * k + device;
   };
-  auto copiesAfter = [&](size_t step, double finish) {
-    for (const PlannedCopy &c : plan.copies) {
-      if (c.afterStep != step)
-        continue;
-      double start = std::max(finish, linkFree[c.from * k + c.to]);
-      linkFree[c.from * k + c.to] = start + c.time;
-      readyAt[{c.value.node, c.value.result, c.to}] = start + c.time;
-      plan.makespan = std::max(plan.makespan, start + c.time);
+  // Copies grouped by the step they follow (index 0: graph inputs).
+  std::vector<std::vector<const PlannedCopy *>> copiesAfter(plan.steps.size() + 1);
+  for (const PlannedCopy &c : plan.copies)
+    copiesAfter[c.afterStep == ~size_t(0) ? 0 : c.afterStep + 1].push_back(&c);
+  auto runCopies = [&](size_t group, double finish) {
+    for (const PlannedCopy *c : copiesAfter[group]) {
+      double start = std::max(finish, linkFree[c->from * k + c->to]);
+      double end = start + c->time;
+      linkFree[c->from * k + c->to] = end;
+      readyAt[slot(c->value, c->to)] = end;
+      plan.makespan = std::max(plan.makespan, end);
     }
   };
-  copiesAfter(~size_t(0), 0); // Copies of graph inputs.
+  runCopies(0, 0);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlannedStep &step = plan.steps[s];
     double start = deviceFree[step.device];
     for (ValueRef v : graph.operands(step.node))
-      start = std::max(start, ready(v, step.device));
+      start = std::max(start, readyAt[slot(rootValue(graph, v), step.device)]);
     double finish = start + step.time;
     deviceFree[step.device] = finish;
     for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
-      readyAt[{step.node, r, step.device}] = finish;
+      readyAt[slot({step.node, r}, step.device)] = finish;
     plan.makespan = std::max(plan.makespan, finish);
-    copiesAfter(s, finish);
+    runCopies(s + 1, finish);
   }
 }
 

@@ -42,13 +42,15 @@ struct NodeCandidates {
 };
 
 /// Enumerates and filters the candidates of a kernel node. `allowed[d]`
-/// says whether device d may run it (config, pins).
+/// says whether device d may run it (config, pins). Rejections (and their
+/// reasons, which take time to format) are recorded only with `explain`.
 NodeCandidates enumerateCandidates(const Graph &graph, NodeId node,
                                    const Machine &machine,
                                    const CapsuleRegistry &registry,
                                    const ExecutionConfig &config,
                                    const SymbolPricing &pricing,
-                                   const std::vector<bool> &allowed);
+                                   const std::vector<bool> &allowed,
+                                   bool explain);
 
 } // namespace fuel
 

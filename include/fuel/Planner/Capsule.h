@@ -14,6 +14,7 @@
 #include "fuel/IR/DType.h"
 #include "fuel/IR/OpKind.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -71,12 +72,15 @@ public:
   static CapsuleRegistry builtin();
 
   void add(Capsule capsule);
-  /// Capsules for `op`, in registration order.
-  std::vector<const Capsule *> forOp(OpKind op) const;
+  /// Indices into all() of the capsules for `op`, in registration order.
+  const std::vector<uint32_t> &forOp(OpKind op) const {
+    return byOp[static_cast<unsigned>(op)];
+  }
   const std::vector<Capsule> &all() const { return capsules; }
 
 private:
   std::vector<Capsule> capsules;
+  std::array<std::vector<uint32_t>, kNumOpKinds> byOp;
 };
 
 /// Whether fuelc runs `kind` as a kernel (views, constants and inputs are not
