@@ -65,6 +65,15 @@ std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
       out += " " + s;
     out += "\n";
   }
+  for (unsigned d = 0; d < plan.memory.devices.size(); ++d) {
+    const DeviceMemory &m = plan.memory.devices[d];
+    if (m.arenaBytes == 0 && m.constantBytes == 0)
+      continue;
+    out += "memory " + pad(deviceName(plan, d), 9) + " arena " +
+           formatBytes(double(m.arenaBytes)) + " (" +
+           formatBytes(double(m.naiveBytes)) + " without reuse) + constants " +
+           formatBytes(double(m.constantBytes)) + "\n";
+  }
   out += "steps:\n";
   auto printCopies = [&](size_t step) {
     for (const PlannedCopy &c : plan.copies)
@@ -132,5 +141,21 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     if (plan.deviceOf[n] != ~0u)
       devices[std::string(graph.name(n))] = deviceName(plan, plan.deviceOf[n]);
   j["placement"] = std::move(devices);
+  nlohmann::ordered_json memory = nlohmann::ordered_json::object();
+  for (unsigned d = 0; d < plan.memory.devices.size(); ++d) {
+    const DeviceMemory &m = plan.memory.devices[d];
+    nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+    for (const PlannedBuffer &b : plan.memory.buffers)
+      if (b.device == d)
+        buffers.push_back({{"value", valueName(graph, b.value)},
+                           {"offset", b.offset},
+                           {"size", b.size},
+                           {"live", {b.firstUse, b.lastUse}}});
+    memory[deviceName(plan, d)] = {{"alignment", m.alignment},
+                                   {"arena_bytes", m.arenaBytes},
+                                   {"constant_bytes", m.constantBytes},
+                                   {"buffers", std::move(buffers)}};
+  }
+  j["memory"] = std::move(memory);
   return j.dump(2) + "\n";
 }

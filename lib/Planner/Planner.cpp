@@ -233,6 +233,8 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
   plan.lowerBound = placement.lowerBound;
   plan.maxFlowRuns = placement.maxFlowRuns;
   plan.defaultedSymbols = pricing.defaulted();
+  plan.inputDevice = inputDevice;
+  plan.outputDevice = outputDevice;
   plan.deviceOf.assign(graph.numNodes(), ~0u);
   for (NodeId n : order) {
     if (placementIndex[n] != kNotPlaced)
@@ -329,7 +331,22 @@ LogicalResult PlanBuilder::run() {
   }
   fillPlan(problem, placement);
   schedule();
-  return success();
+  plan.memory = planMemory(graph, plan, pricing);
+  bool fits = true;
+  for (unsigned d = 0; d < k; ++d) {
+    const DeviceMemory &m = plan.memory.devices[d];
+    double need = double(m.arenaBytes) + double(m.constantBytes);
+    if (need <= machine.devices[d].memoryCapacity)
+      continue;
+    fits = false;
+    diag.error({}, "the plan needs " + std::to_string(uint64_t(need)) +
+                       " bytes on " + formatDevice(machine.devices[d].ref) +
+                       " (arena " + std::to_string(m.arenaBytes) +
+                       " + constants " + std::to_string(m.constantBytes) +
+                       "), which has " +
+                       std::to_string(uint64_t(machine.devices[d].memoryCapacity)));
+  }
+  return success(fits);
 }
 
 LogicalResult fuel::planGraph(const Graph &graph, const Machine &machine,

@@ -2,7 +2,8 @@
 //
 // Every graph that verifies must plan on each built-in machine, or fail with
 // a diagnostic (e.g. NoBackendForOp); a plan must place every node on a
-// device of the machine and cost what its parts add up to.
+// device of the machine, cost what its parts add up to, and never give two
+// live buffers the same memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (const PlannedStep &step : plan.steps)
       if (step.device >= machine->devices.size())
         std::abort();
+    // No two live buffers of one device may share memory.
+    const std::vector<PlannedBuffer> &buffers = plan.memory.buffers;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      for (size_t j = i + 1; j < buffers.size(); ++j) {
+        const PlannedBuffer &a = buffers[i], &b = buffers[j];
+        if (a.device == b.device && a.size && b.size &&
+            a.firstUse <= b.lastUse && b.firstUse <= a.lastUse &&
+            a.offset < b.offset + b.size && b.offset < a.offset + a.size) {
+          std::fprintf(stderr, "buffers %zu and %zu overlap\n", i, j);
+          std::abort();
+        }
+      }
     double sum = plan.computeTime + plan.transferTime;
     if (!(std::fabs(sum - plan.cost) <= 1e-9 * std::max(1.0, plan.cost)) ||
         plan.makespan > plan.cost * (1 + 1e-9) + 1e-12) {

@@ -13,7 +13,9 @@
 //   3. the placer labels nodes with devices (Placement.h);
 //   4. every value read on another device than its producer's gets one copy
 //      step per destination device; the plan's predicted makespan comes from
-//      list-scheduling steps and copies over devices and links.
+//      list-scheduling steps and copies over devices and links;
+//   5. buffers get offsets in one arena per device (MemoryPlan.h); a plan
+//      that does not fit a device's capacity is rejected.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_PLANNER_PLANNER_H
@@ -21,6 +23,7 @@
 
 #include "fuel/IR/Verifier.h"
 #include "fuel/Planner/Candidates.h"
+#include "fuel/Planner/MemoryPlan.h"
 #include "fuel/Support/LogicalResult.h"
 
 #include <string>
@@ -55,6 +58,8 @@ struct ExecutionPlan {
   std::vector<PlannedCopy> copies;
   /// Device of every node (views and sources included), by NodeId.
   std::vector<unsigned> deviceOf;
+  unsigned inputDevice = 0, outputDevice = 0;
+  MemoryPlan memory;
   double computeTime = 0, transferTime = 0;
   double cost = 0;       // computeTime + transferTime, the placer's objective.
   double lowerBound = 0; // Equal to cost when `exact`.

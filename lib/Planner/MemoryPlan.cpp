@@ -1,0 +1,178 @@
+//===- MemoryPlan.cpp - Per-device arenas with buffer reuse ---------------===//
+
+#include "fuel/Planner/MemoryPlan.h"
+
+#include "fuel/Planner/Planner.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace fuel;
+
+namespace {
+/// The buffer a value really lives in: views are followed to their source.
+ValueRef rootOf(const Graph &graph, ValueRef v) {
+  while (isViewOp(graph.kind(v.node)))
+    v = graph.operands(v.node)[0];
+  return v;
+}
+
+/// First-fit-by-size free list over one arena, coalescing on free.
+class Arena {
+public:
+  explicit Arena(uint64_t alignment) : alignment(alignment) {}
+
+  uint64_t allocate(uint64_t size) {
+    size = std::max<uint64_t>((size + alignment - 1) / alignment * alignment,
+                              alignment);
+    // Best fit: the smallest hole that holds the buffer.
+    auto best = holes.end();
+    for (auto it = holes.begin(); it != holes.end(); ++it)
+      if (it->second >= size && (best == holes.end() || it->second < best->second))
+        best = it;
+    if (best == holes.end()) {
+      // Grow the arena, reusing a hole that ends at the top.
+      uint64_t offset = top;
+      if (!holes.empty()) {
+        auto last = std::prev(holes.end());
+        if (last->first + last->second == top) {
+          offset = last->first;
+          holes.erase(last);
+        }
+      }
+      top = offset + size;
+      return offset;
+    }
+    uint64_t offset = best->first;
+    uint64_t rest = best->second - size;
+    holes.erase(best);
+    if (rest)
+      holes.emplace(offset + size, rest);
+    return offset;
+  }
+
+  void release(uint64_t offset, uint64_t size) {
+    size = std::max<uint64_t>((size + alignment - 1) / alignment * alignment,
+                              alignment);
+    auto next = holes.lower_bound(offset);
+    if (next != holes.end() && offset + size == next->first) {
+      size += next->second;
+      next = holes.erase(next);
+    }
+    if (next != holes.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == offset) {
+        prev->second += size;
+        return;
+      }
+    }
+    holes.emplace(offset, size);
+  }
+
+  uint64_t peak() const { return top; }
+
+private:
+  uint64_t alignment;
+  uint64_t top = 0;
+  std::map<uint64_t, uint64_t> holes; // offset -> size
+};
+} // namespace
+
+MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
+                            const SymbolPricing &pricing) {
+  unsigned k = static_cast<unsigned>(plan.machine->devices.size());
+  MemoryPlan memory;
+  memory.devices.resize(k);
+  for (unsigned d = 0; d < k; ++d)
+    if (plan.machine->devices[d].ref.kind != DeviceKind::CPU)
+      memory.devices[d].alignment = 256; // GPU buffer offset alignment.
+
+  // Buffers: placed results on their producer's device, copies on their
+  // destination. Indexed by (root value slot, device).
+  std::vector<uint32_t> firstSlot(graph.numNodes() + 1, 0);
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    firstSlot[n + 1] = firstSlot[n] + graph.numResults(n);
+  std::vector<int64_t> bufferOf(size_t(firstSlot.back()) * k, -1);
+  auto key = [&](ValueRef v, unsigned d) {
+    return (size_t(firstSlot[v.node]) + v.result) * k + d;
+  };
+  auto addBuffer = [&](ValueRef v, unsigned d, uint32_t def) {
+    bufferOf[key(v, d)] = static_cast<int64_t>(memory.buffers.size());
+    uint64_t size = static_cast<uint64_t>(pricing.bytes(graph, v));
+    memory.buffers.push_back({v, d, 0, size, def, def});
+  };
+  auto use = [&](ValueRef v, unsigned d, uint32_t at) {
+    int64_t b = bufferOf[key(v, d)];
+    if (b >= 0)
+      memory.buffers[b].lastUse = std::max(memory.buffers[b].lastUse, at);
+  };
+
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    if (graph.kind(n) == OpKind::Input)
+      addBuffer({n, 0}, plan.deviceOf[n], 0);
+  auto position = [](size_t step) { return static_cast<uint32_t>(2 * step + 1); };
+  std::vector<std::vector<const PlannedCopy *>> copiesAfter(plan.steps.size() + 1);
+  for (const PlannedCopy &c : plan.copies)
+    copiesAfter[c.afterStep == ~size_t(0) ? 0 : c.afterStep + 1].push_back(&c);
+  auto runCopies = [&](size_t group, uint32_t at) {
+    for (const PlannedCopy *c : copiesAfter[group]) {
+      use(c->value, c->from, at);
+      addBuffer(c->value, c->to, at);
+    }
+  };
+  runCopies(0, 0);
+  std::vector<bool> constantOn(size_t(graph.numNodes()) * k, false);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlannedStep &step = plan.steps[s];
+    for (ValueRef v : graph.operands(step.node)) {
+      ValueRef root = rootOf(graph, v);
+      if (graph.kind(root.node) == OpKind::Constant) {
+        if (!constantOn[root.node * k + step.device]) {
+          constantOn[root.node * k + step.device] = true;
+          memory.devices[step.device].constantBytes +=
+              static_cast<uint64_t>(pricing.bytes(graph, root));
+        }
+        continue;
+      }
+      use(root, step.device, position(s));
+    }
+    for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
+      addBuffer({step.node, r}, step.device, position(s));
+    runCopies(s + 1, position(s) + 1);
+  }
+  // Outputs live to the end on the device they are delivered to.
+  uint32_t end = position(plan.steps.size());
+  for (ValueRef out : graph.outputs())
+    use(rootOf(graph, out), plan.outputDevice, end);
+
+  // Simulate allocation per device in plan order: buffers whose last use is
+  // before a position are freed before that position allocates.
+  for (unsigned d = 0; d < k; ++d) {
+    std::vector<size_t> order;
+    for (size_t b = 0; b < memory.buffers.size(); ++b)
+      if (memory.buffers[b].device == d) {
+        order.push_back(b);
+        memory.devices[d].naiveBytes += memory.buffers[b].size;
+      }
+    std::vector<size_t> byEnd = order;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return memory.buffers[a].firstUse < memory.buffers[b].firstUse;
+    });
+    std::stable_sort(byEnd.begin(), byEnd.end(), [&](size_t a, size_t b) {
+      return memory.buffers[a].lastUse < memory.buffers[b].lastUse;
+    });
+    Arena arena(memory.devices[d].alignment);
+    size_t nextFree = 0;
+    for (size_t b : order) {
+      PlannedBuffer &buffer = memory.buffers[b];
+      while (nextFree < byEnd.size() &&
+             memory.buffers[byEnd[nextFree]].lastUse < buffer.firstUse) {
+        const PlannedBuffer &done = memory.buffers[byEnd[nextFree++]];
+        arena.release(done.offset, done.size);
+      }
+      buffer.offset = arena.allocate(buffer.size);
+    }
+    memory.devices[d].arenaBytes = arena.peak();
+  }
+  return memory;
+}
