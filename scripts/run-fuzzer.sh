@@ -20,6 +20,13 @@ for t in "$src"/test/lit/*/*.test; do
     [ -f "$f" ] && cp "$f" "$work/seeds/$n-$(basename "$f")"
   done
 done
+# Artifacts of the examples, for the artifact reader.
+fuelc="$src/build/tools/fuelc/fuelc"
+if [ -x "$fuelc" ]; then
+  for g in "$src"/examples/*/*.json; do
+    "$fuelc" plan "$g" -o "$work/seeds/$(basename "$g" .json).fplan" >/dev/null 2>&1 || true
+  done
+fi
 echo "run-fuzzer: $(ls "$work/seeds" | wc -l) seed inputs, ${seconds}s"
 cd "$work"
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \

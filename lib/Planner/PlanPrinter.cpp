@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <map>
+#include <tuple>
 
 using namespace fuel;
 
@@ -97,7 +99,42 @@ std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
   return out;
 }
 
+uint64_t fuel::constantOffsets(const Graph &graph,
+                               std::vector<uint64_t> &offsets) {
+  offsets.assign(graph.numNodes(), ~uint64_t(0));
+  uint64_t end = 0;
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    const ConstantData *data = graph.constantData(n);
+    if (!data)
+      continue;
+    end = (end + 63) / 64 * 64;
+    offsets[n] = end;
+    end += data->size;
+  }
+  return end;
+}
+
 std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
+  // Operand bindings: the buffer holding a value on a device, by root value.
+  std::map<std::tuple<NodeId, uint32_t, unsigned>, size_t> bufferIndex;
+  for (size_t b = 0; b < plan.memory.buffers.size(); ++b) {
+    const PlannedBuffer &buffer = plan.memory.buffers[b];
+    bufferIndex[{buffer.value.node, buffer.value.result, buffer.device}] = b;
+  }
+  std::vector<uint64_t> weightOffsets;
+  constantOffsets(graph, weightOffsets);
+  auto binding = [&](ValueRef v, unsigned device) {
+    ValueRef root = v;
+    while (isViewOp(graph.kind(root.node)))
+      root = graph.operands(root.node)[0];
+    nlohmann::ordered_json b;
+    b["value"] = valueName(graph, v);
+    if (graph.kind(root.node) == OpKind::Constant)
+      b["constant"] = std::string(graph.name(root.node));
+    else
+      b["buffer"] = bufferIndex.at({root.node, root.result, device});
+    return b;
+  };
   nlohmann::ordered_json j;
   j["format"] = "fuel.plan";
   j["version"] = 1;
@@ -119,6 +156,16 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     s["device"] = deviceName(plan, step.device);
     s["capsule"] = step.capsule ? step.capsule->id : "";
     s["time"] = step.time;
+    if (step.capsule)
+      s["revision"] = step.capsule->revision;
+    nlohmann::ordered_json operands = nlohmann::ordered_json::array();
+    for (ValueRef v : graph.operands(step.node))
+      operands.push_back(binding(v, step.device));
+    s["operands"] = std::move(operands);
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
+    for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
+      results.push_back(binding({step.node, r}, step.device));
+    s["results"] = std::move(results);
     nlohmann::ordered_json alternatives = nlohmann::ordered_json::array();
     for (const Candidate &c : step.alternatives)
       alternatives.push_back({{"device", deviceName(plan, c.device)},
@@ -130,11 +177,14 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   j["steps"] = std::move(steps);
   nlohmann::ordered_json copies = nlohmann::ordered_json::array();
   for (const PlannedCopy &c : plan.copies)
-    copies.push_back({{"value", valueName(graph, c.value)},
-                      {"from", deviceName(plan, c.from)},
-                      {"to", deviceName(plan, c.to)},
-                      {"bytes", c.bytes},
-                      {"time", c.time}});
+    copies.push_back(
+        {{"value", valueName(graph, c.value)},
+         {"from", deviceName(plan, c.from)},
+         {"to", deviceName(plan, c.to)},
+         {"source_buffer", bufferIndex.at({c.value.node, c.value.result, c.from})},
+         {"target_buffer", bufferIndex.at({c.value.node, c.value.result, c.to})},
+         {"bytes", c.bytes},
+         {"time", c.time}});
   j["copies"] = std::move(copies);
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   for (NodeId n = 0; n < graph.numNodes(); ++n)
@@ -157,5 +207,25 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
                                    {"buffers", std::move(buffers)}};
   }
   j["memory"] = std::move(memory);
+  nlohmann::ordered_json constants = nlohmann::ordered_json::array();
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    if (const ConstantData *data = graph.constantData(n))
+      constants.push_back({{"name", std::string(graph.name(n))},
+                           {"dtype", std::string(dtypeName(graph.dtype({n, 0})))},
+                           {"shape", formatShape(graph.shape({n, 0}), graph.symbols())},
+                           {"weights_offset", weightOffsets[n]},
+                           {"size", data->size}});
+  j["constants"] = std::move(constants);
+  nlohmann::ordered_json io = nlohmann::ordered_json::object();
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    if (graph.kind(n) == OpKind::Input)
+      inputs.push_back(binding({n, 0}, plan.inputDevice));
+  io["inputs"] = std::move(inputs);
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  for (ValueRef out : graph.outputs())
+    outputs.push_back(binding(out, plan.outputDevice));
+  io["outputs"] = std::move(outputs);
+  j["io"] = std::move(io);
   return j.dump(2) + "\n";
 }

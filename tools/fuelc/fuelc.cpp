@@ -1,12 +1,13 @@
 //===- fuelc.cpp - The fuelc compiler driver ------------------------------===//
 //
 // Subcommands over the libraries: `check` (parse, verify, summarize), `print`
-// (canonical JSON), `plan` (placement planning) and `targets` (built-in
-// machines). Exit codes: 0 success, 1 the input is wrong (diagnostics
+// (canonical JSON), `plan` (placement planning, .fplan artifacts), `inspect`
+// (validate an artifact) and `targets` (built-in machines). Exit codes: 0 success, 1 the input is wrong (diagnostics
 // printed), 2 usage error, 3 internal error (docs/cli.md).
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuel/Artifact/Artifact.h"
 #include "fuel/IR/GraphStats.h"
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Planner/Planner.h"
@@ -130,7 +131,7 @@ int runPrint(const std::string &input, const std::string &output,
 struct PlanFlags {
   std::string machine = "host";
   std::string placer = "optimal";
-  std::string emit = "text";
+  std::string emit; // Default: text, unless an artifact is written.
   std::string output;
   std::vector<std::string> allowDevices, pins, dims, preferProviders;
   std::string trust = "trusted-external";
@@ -226,9 +227,42 @@ int runPlan(const std::string &input, const PlanFlags &flags,
   if (failed(planGraph(file->graph, *machine, registry, config, diag,
                        *file->locator, plan)))
     return finishWithErrors(diag, options);
-  return writeOutput(flags.output, flags.emit == "plan-json"
-                                       ? printPlanJson(file->graph, plan)
-                                       : printPlanText(file->graph, plan));
+  if (!flags.output.empty()) {
+    int code = writeOutput(flags.output,
+                           buildPlanArtifact(file->graph, plan, config,
+                                             std::string("fuelc ") + FUEL_VERSION));
+    if (code != kSuccess || flags.emit.empty())
+      return code;
+  }
+  std::cout << (flags.emit == "plan-json" ? printPlanJson(file->graph, plan)
+                                          : printPlanText(file->graph, plan));
+  return kSuccess;
+}
+
+int runInspect(const std::string &input, const DriverOptions &options) {
+  DiagnosticEngine diag;
+  installRenderer(diag, options);
+  std::string error;
+  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(input, error);
+  if (!buffer) {
+    SourceLocation loc;
+    loc.file = input;
+    diag.error(std::move(loc), "cannot read artifact: " + error);
+    return finishWithErrors(diag, options);
+  }
+  std::optional<ArtifactView> artifact = readArtifact(buffer, input, diag);
+  if (!artifact)
+    return finishWithErrors(diag, options);
+  std::cout << "fuelc artifact, format version " << kArtifactVersion << ", "
+            << artifact->size() << " bytes, " << artifact->sections().size()
+            << " sections (all hashes verified)\n";
+  for (const ArtifactView::Section &s : artifact->sections()) {
+    std::string name = s.name;
+    name.resize(std::max<size_t>(name.size(), 16), ' ');
+    std::cout << "  " << name << ' ' << s.size << " bytes  sha256 "
+              << toHex(s.hash) << '\n';
+  }
+  return kSuccess;
 }
 
 int runTargets(const std::string &printName) {
@@ -317,11 +351,12 @@ int runDriver(int argc, char **argv) {
                    "greedy and chain-dp")
       ->check(CLI::IsMember({"optimal", "greedy", "chain-dp"}))
       ->capture_default_str();
-  plan->add_option("--emit", planFlags.emit, "Output: text or plan-json")
-      ->check(CLI::IsMember({"text", "plan-json"}))
-      ->capture_default_str();
+  plan->add_option("--emit", planFlags.emit,
+                   "Print the plan to stdout as text or plan-json (default: "
+                   "text, or nothing when writing an artifact)")
+      ->check(CLI::IsMember({"text", "plan-json"}));
   plan->add_option("-o,--output", planFlags.output,
-                   "Output file (default: stdout)");
+                   "Write the .fplan artifact to this file");
   plan->add_option("--allow-device", planFlags.allowDevices,
                    "Only use these devices (repeatable; default: all)");
   plan->add_option("--pin", planFlags.pins,
@@ -346,6 +381,11 @@ int runDriver(int argc, char **argv) {
       ->capture_default_str();
   addCommonOptions(plan, options);
 
+  CLI::App *inspect = app.add_subcommand(
+      "inspect", "Validate a .fplan artifact and list its sections");
+  inspect->add_option("artifact", input, "Artifact file")->required();
+  addCommonOptions(inspect, options);
+
   std::string printName;
   CLI::App *targets = app.add_subcommand(
       "targets", "List the built-in machines (for plan --machine)");
@@ -364,6 +404,8 @@ int runDriver(int argc, char **argv) {
     return runPlan(input, planFlags, options);
   if (targets->parsed())
     return runTargets(printName);
+  if (inspect->parsed())
+    return runInspect(input, options);
   return runPrint(input, output, options);
 }
 

@@ -76,8 +76,19 @@ LogicalResult planGraph(const Graph &graph, const Machine &machine,
 
 /// Human-readable plan (`fuelc plan --emit=text`).
 std::string printPlanText(const Graph &graph, const ExecutionPlan &plan);
-/// Machine-readable plan (`fuelc plan --emit=plan-json`).
+/// Machine-readable plan (`fuelc plan --emit=plan-json`), also the `plan`
+/// section of the artifact.
 std::string printPlanJson(const Graph &graph, const ExecutionPlan &plan);
+
+/// Offsets of every constant in the artifact's weights section (64-byte
+/// aligned, in node order; ~0 for non-constants); returns its size.
+uint64_t constantOffsets(const Graph &graph, std::vector<uint64_t> &offsets);
+
+/// The .fplan artifact of a plan: `meta` (compiler, machine, policy), `plan`
+/// (printPlanJson) and `weights` sections (docs/artifact-format.md).
+std::string buildPlanArtifact(const Graph &graph, const ExecutionPlan &plan,
+                              const ExecutionConfig &config,
+                              std::string_view compilerVersion);
 
 } // namespace fuel
 

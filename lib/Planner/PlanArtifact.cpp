@@ -1,0 +1,60 @@
+//===- PlanArtifact.cpp - Writing a plan as a .fplan artifact -------------===//
+//
+// Everything in the artifact is a function of the graph, the machine and the
+// flags: no timestamps, no paths, no pointer order; JSON members are in a
+// fixed order. So the same input gives byte-identical artifacts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/Planner/Planner.h"
+
+#include "fuel/Artifact/Artifact.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using namespace fuel;
+
+static std::string metaSection(const Graph &graph, const ExecutionPlan &plan,
+                               const ExecutionConfig &config,
+                               std::string_view compilerVersion) {
+  nlohmann::ordered_json j;
+  j["format"] = "fuel.artifact-meta";
+  j["version"] = 1;
+  j["compiler"] = std::string(compilerVersion);
+  j["graph"] = std::string(graph.graphNameText());
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const DeviceSpec &d : plan.machine->devices)
+    devices.push_back({{"id", formatDevice(d.ref)},
+                       {"name", d.name},
+                       {"target", d.target}});
+  j["machine"] = {{"name", plan.machine->name}, {"devices", std::move(devices)}};
+  nlohmann::ordered_json policy;
+  policy["placer"] = std::string(placerName(config.placer));
+  policy["minimum_trust"] = std::string(trustLevelName(config.minimumTrust));
+  if (std::isfinite(config.maxRelativeError))
+    policy["precision_floor"] = config.maxRelativeError;
+  policy["prefer_bit_stable"] = config.preferBitStable;
+  policy["preferred_providers"] = config.preferredProviders;
+  nlohmann::ordered_json dims = nlohmann::ordered_json::object();
+  for (const auto &[name, extent] : config.dims)
+    dims[name] = extent;
+  policy["dims"] = std::move(dims);
+  j["policy"] = std::move(policy);
+  return j.dump(2) + "\n";
+}
+
+std::string fuel::buildPlanArtifact(const Graph &graph,
+                                    const ExecutionPlan &plan,
+                                    const ExecutionConfig &config,
+                                    std::string_view compilerVersion) {
+  std::vector<uint64_t> offsets;
+  std::string weights(constantOffsets(graph, offsets), '\0');
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    if (const ConstantData *data = graph.constantData(n))
+      weights.replace(offsets[n], data->size, data->bytes());
+  return writeArtifact({{"meta", metaSection(graph, plan, config, compilerVersion)},
+                        {"plan", printPlanJson(graph, plan)},
+                        {"weights", std::move(weights)}});
+}
