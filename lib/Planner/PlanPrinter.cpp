@@ -2,6 +2,8 @@
 
 #include "fuel/Planner/Planner.h"
 
+#include "Format.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -10,7 +12,7 @@
 
 using namespace fuel;
 
-static std::string formatTime(double seconds) {
+std::string fuel::formatTime(double seconds) {
   char buf[32];
   if (seconds >= 1e-3)
     std::snprintf(buf, sizeof(buf), "%.3g ms", seconds * 1e3);
@@ -19,7 +21,7 @@ static std::string formatTime(double seconds) {
   return buf;
 }
 
-static std::string formatBytes(double bytes) {
+std::string fuel::formatBytes(double bytes) {
   char buf[32];
   if (bytes >= 1 << 20)
     std::snprintf(buf, sizeof(buf), "%.3g MiB", bytes / (1 << 20));
@@ -228,4 +230,49 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   io["outputs"] = std::move(outputs);
   j["io"] = std::move(io);
   return j.dump(2) + "\n";
+}
+
+std::string fuel::printPlanDot(const Graph &graph, const ExecutionPlan &plan) {
+  static constexpr const char *kColors[] = {"lightblue", "palegreen", "khaki",
+                                            "lightpink", "plum", "lightsalmon"};
+  auto color = [](unsigned device) { return kColors[device % 6]; };
+  std::string out = "digraph plan {\n  rankdir=TB;\n  node [style=filled, "
+                    "fontname=\"monospace\"];\n";
+  out += "  label=\"";
+  for (unsigned d = 0; d < plan.machine->devices.size(); ++d)
+    out += std::string(d ? "   " : "") + deviceName(plan, d) + " = " +
+           color(d);
+  out += "\";\n";
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    OpKind kind = graph.kind(n);
+    std::string shape = kind == OpKind::Input      ? "invhouse"
+                        : kind == OpKind::Constant ? "note"
+                        : isViewOp(kind)           ? "box, style=\"filled,dashed\""
+                                                   : "box";
+    std::string fill = plan.deviceOf[n] == ~0u ? "white" : color(plan.deviceOf[n]);
+    out += "  n" + std::to_string(n) + " [label=\"" +
+           std::string(graph.name(n)) + "\\n" + std::string(opName(kind)) +
+           "\", shape=" + shape + ", fillcolor=" + fill + "];\n";
+  }
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    for (ValueRef v : graph.operands(n)) {
+      unsigned from = plan.deviceOf[v.node], to = plan.deviceOf[n];
+      bool crosses = from != ~0u && to != ~0u && from != to;
+      out += "  n" + std::to_string(v.node) + " -> n" + std::to_string(n);
+      if (crosses)
+        out += " [color=red, penwidth=2, label=\"copy " + deviceName(plan, from) +
+               " -> " + deviceName(plan, to) + "\"]";
+      out += ";\n";
+    }
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    ValueRef v = graph.outputs()[i];
+    out += "  out" + std::to_string(i) + " [label=\"" + valueName(graph, v) +
+           "\", shape=house, fillcolor=" + color(plan.outputDevice) + "];\n";
+    out += "  n" + std::to_string(v.node) + " -> out" + std::to_string(i);
+    if (plan.deviceOf[v.node] != plan.outputDevice)
+      out += " [color=red, penwidth=2, label=\"copy\"]";
+    out += ";\n";
+  }
+  out += "}\n";
+  return out;
 }

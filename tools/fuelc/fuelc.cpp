@@ -235,7 +235,40 @@ int runPlan(const std::string &input, const PlanFlags &flags,
       return code;
   }
   std::cout << (flags.emit == "plan-json" ? printPlanJson(file->graph, plan)
+                : flags.emit == "dot"     ? printPlanDot(file->graph, plan)
                                           : printPlanText(file->graph, plan));
+  return kSuccess;
+}
+
+int runExplain(const std::string &input, const PlanFlags &flags,
+               const std::string &node, const DriverOptions &options) {
+  ExecutionConfig config;
+  if (!makeConfig(flags, config))
+    return kUsageError;
+  DiagnosticEngine diag;
+  installRenderer(diag, options);
+  std::optional<Machine> machine = loadMachine(flags.machine, diag);
+  if (!machine)
+    return finishWithErrors(diag, options);
+  std::optional<GraphFile> file = readGraphFile(input, diag);
+  if (!file)
+    return finishWithErrors(diag, options);
+  std::optional<NodeId> only;
+  if (!node.empty()) {
+    for (NodeId n = 0; n < file->graph.numNodes(); ++n)
+      if (file->graph.name(n) == node)
+        only = n;
+    if (!only) {
+      diag.error({}, "--node names '" + node + "', which the graph does not have");
+      return finishWithErrors(diag, options);
+    }
+  }
+  ExecutionPlan plan;
+  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  if (failed(planGraph(file->graph, *machine, registry, config, diag,
+                       *file->locator, plan)))
+    return finishWithErrors(diag, options);
+  std::cout << explainPlan(file->graph, *machine, registry, config, plan, only);
   return kSuccess;
 }
 
@@ -314,6 +347,42 @@ void addCommonOptions(CLI::App *cmd, DriverOptions &options) {
                   "Stop after this many errors (0: no limit)");
 }
 
+/// Options shared by `plan` and `explain`.
+void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags) {
+  cmd->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin)")
+      ->required();
+  cmd->add_option("--machine", flags.machine,
+                  "Built-in machine (see `fuelc targets`) or fuel.machine file")
+      ->capture_default_str();
+  cmd->add_option("--placer", flags.placer,
+                  "optimal (min-cut / expansion), or the seeds' baselines "
+                  "greedy and chain-dp")
+      ->check(CLI::IsMember({"optimal", "greedy", "chain-dp"}))
+      ->capture_default_str();
+  cmd->add_option("--allow-device", flags.allowDevices,
+                  "Only use these devices (repeatable; default: all)");
+  cmd->add_option("--pin", flags.pins,
+                  "NODE=DEVICE: run NODE on DEVICE (repeatable)");
+  cmd->add_option("--dim", flags.dims,
+                  "SYMBOL=EXTENT: price a symbolic dim at EXTENT (repeatable)");
+  cmd->add_option("--trust", flags.trust,
+                  "Least trusted kernels allowed: verified, checked, fuzzed, "
+                  "trusted-external")
+      ->capture_default_str();
+  cmd->add_option("--precision-floor", flags.precisionFloor,
+                  "Reject kernels whose relative error may exceed this");
+  cmd->add_flag("--prefer-bit-stable", flags.preferBitStable,
+                "Prefer kernels with run-to-run identical bits");
+  cmd->add_option("--prefer-provider", flags.preferProviders,
+                  "Kernel providers to prefer on ties, most preferred first");
+  cmd->add_option("--input-residency", flags.inputResidency,
+                  "Device graph inputs arrive on")
+      ->capture_default_str();
+  cmd->add_option("--output-residency", flags.outputResidency,
+                  "Device graph outputs are delivered to")
+      ->capture_default_str();
+}
+
 int runDriver(int argc, char **argv) {
   CLI::App app{"fuelc: an ahead-of-time ML graph compiler", "fuelc"};
   app.set_version_flag("--version",
@@ -339,47 +408,25 @@ int runDriver(int argc, char **argv) {
 
   PlanFlags planFlags;
   CLI::App *plan = app.add_subcommand(
-      "plan", "Place every node on a device and kernel, insert copies, and "
-              "print the plan");
-  plan->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin)")
-      ->required();
-  plan->add_option("--machine", planFlags.machine,
-                   "Built-in machine (see `fuelc targets`) or fuel.machine file")
-      ->capture_default_str();
-  plan->add_option("--placer", planFlags.placer,
-                   "optimal (min-cut / expansion), or the seeds' baselines "
-                   "greedy and chain-dp")
-      ->check(CLI::IsMember({"optimal", "greedy", "chain-dp"}))
-      ->capture_default_str();
+      "plan", "Place every node on a device and kernel, insert copies, plan "
+              "memory; print the plan or write a .fplan artifact");
+  addPlanOptions(plan, input, planFlags);
   plan->add_option("--emit", planFlags.emit,
-                   "Print the plan to stdout as text or plan-json (default: "
-                   "text, or nothing when writing an artifact)")
-      ->check(CLI::IsMember({"text", "plan-json"}));
+                   "Print the plan to stdout as text, plan-json or dot "
+                   "(Graphviz; default: text, or nothing when writing an "
+                   "artifact)")
+      ->check(CLI::IsMember({"text", "plan-json", "dot"}));
   plan->add_option("-o,--output", planFlags.output,
                    "Write the .fplan artifact to this file");
-  plan->add_option("--allow-device", planFlags.allowDevices,
-                   "Only use these devices (repeatable; default: all)");
-  plan->add_option("--pin", planFlags.pins,
-                   "NODE=DEVICE: run NODE on DEVICE (repeatable)");
-  plan->add_option("--dim", planFlags.dims,
-                   "SYMBOL=EXTENT: price a symbolic dim at EXTENT (repeatable)");
-  plan->add_option("--trust", planFlags.trust,
-                   "Least trusted kernels allowed: verified, checked, fuzzed, "
-                   "trusted-external")
-      ->capture_default_str();
-  plan->add_option("--precision-floor", planFlags.precisionFloor,
-                   "Reject kernels whose relative error may exceed this");
-  plan->add_flag("--prefer-bit-stable", planFlags.preferBitStable,
-                 "Prefer kernels with run-to-run identical bits");
-  plan->add_option("--prefer-provider", planFlags.preferProviders,
-                   "Kernel providers to prefer on ties, most preferred first");
-  plan->add_option("--input-residency", planFlags.inputResidency,
-                   "Device graph inputs arrive on")
-      ->capture_default_str();
-  plan->add_option("--output-residency", planFlags.outputResidency,
-                   "Device graph outputs are delivered to")
-      ->capture_default_str();
   addCommonOptions(plan, options);
+
+  std::string explainNode;
+  CLI::App *explain = app.add_subcommand(
+      "explain", "Plan, then say for each node which kernels could run it, "
+                 "at what cost, and why it runs where it does");
+  addPlanOptions(explain, input, planFlags);
+  explain->add_option("--node", explainNode, "Explain only this node");
+  addCommonOptions(explain, options);
 
   CLI::App *inspect = app.add_subcommand(
       "inspect", "Validate a .fplan artifact and list its sections");
@@ -402,6 +449,8 @@ int runDriver(int argc, char **argv) {
     return runCheck(input, options);
   if (plan->parsed())
     return runPlan(input, planFlags, options);
+  if (explain->parsed())
+    return runExplain(input, planFlags, explainNode, options);
   if (targets->parsed())
     return runTargets(printName);
   if (inspect->parsed())

@@ -80,6 +80,20 @@ std::string printPlanText(const Graph &graph, const ExecutionPlan &plan);
 /// section of the artifact.
 std::string printPlanJson(const Graph &graph, const ExecutionPlan &plan);
 
+/// A Graphviz picture of the planned graph (`fuelc plan --emit=dot`): nodes
+/// filled by device, cross-device edges drawn as labelled copies.
+std::string printPlanDot(const Graph &graph, const ExecutionPlan &plan);
+
+/// Why each kernel node (or only `onlyNode`) runs where it does
+/// (`fuelc explain`): its work, every candidate with its cost or rejection
+/// reason, the frontier, the winner, and what pinning it to its locally
+/// cheapest device instead would cost the whole plan.
+std::string explainPlan(const Graph &graph, const Machine &machine,
+                        const CapsuleRegistry &registry,
+                        const ExecutionConfig &config,
+                        const ExecutionPlan &plan,
+                        std::optional<NodeId> onlyNode);
+
 /// Offsets of every constant in the artifact's weights section (64-byte
 /// aligned, in node order; ~0 for non-constants); returns its size.
 uint64_t constantOffsets(const Graph &graph, std::vector<uint64_t> &offsets);
