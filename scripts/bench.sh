@@ -1,15 +1,40 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmarks, writing their tables to bench/results/.
+# Each figure is reported beside a reference measured in the same run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
-out="$root/bench/results/ir-scale.md"
+results="$root/bench/results"
+machine="$(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+header() {
+  echo "# $1"
+  echo
+  echo "Measured $(date -u +%Y-%m-%d) on $machine, release build"
+  echo "(RelWithDebInfo, -O2), one thread. Reproduce with \`scripts/bench.sh\`."
+  echo
+}
+
 {
-  echo "# Graph IR scale: parse + verify of a 1M-node graph"
-  echo
-  echo "Measured $(date -u +%Y-%m-%d) on $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs),"
-  echo "release build (RelWithDebInfo, -O2), best of 3 runs. Reproduce with \`scripts/bench.sh\`."
-  echo
+  header "Graph IR scale: parse + verify of a 1M-node graph (best of 3 runs)"
   "$root/build/bench/ir-scale-bench" 1000000 3
-} > "$out"
-cat "$out"
+} > "$results/ir-scale.md"
+
+{
+  header "Planning time of synthetic DAGs (fan-out and diamonds everywhere)"
+  echo "Placement, candidates, copies, scheduling and memory planning; no code generation."
+  echo "Reference: the seeds' greedy walk through the same pipeline, in the same run."
+  echo
+  "$root/build/bench/plan-scale-bench" 1000000
+} > "$results/plan-scale.md"
+
+data="$root/../shared/data/dnn-partitioning"
+if [ -d "$data" ]; then
+  {
+    header "Placement on real operator graphs (msr-fiddle/dnn-partitioning)"
+    echo "CPU latencies / 5, +10 us per accelerator kernel (as the data's README suggests)."
+    echo "Costs in the data's units (ms). Ratios > 1: how much costlier the baseline's plan is."
+    echo
+    "$root/build/bench/dnn-partitioning-bench" "$data"
+  } > "$results/dnn-partitioning.md"
+fi
+cat "$results"/*.md
