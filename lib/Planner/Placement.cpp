@@ -41,6 +41,88 @@ PlacementProblem::PlacementProblem(unsigned numDevices,
   assert(devices >= 1 && devices <= 64 && "1 to 64 devices");
   assert(this->latency.size() == devices * devices &&
          this->inverseBandwidth.size() == devices * devices);
+  detectLine();
+}
+
+void PlacementProblem::detectLine() {
+  if (devices < 3)
+    return;
+  auto linked = [&](unsigned a, unsigned b) {
+    return std::isfinite(latency[a * devices + b]) &&
+           std::isfinite(inverseBandwidth[a * devices + b]) &&
+           std::isfinite(latency[b * devices + a]) &&
+           std::isfinite(inverseBandwidth[b * devices + a]);
+  };
+  std::vector<std::vector<unsigned>> neighbours(devices);
+  unsigned links = 0;
+  for (unsigned a = 0; a < devices; ++a)
+    for (unsigned b = a + 1; b < devices; ++b)
+      if (linked(a, b)) {
+        neighbours[a].push_back(b);
+        neighbours[b].push_back(a);
+        ++links;
+      }
+  // A path: k - 1 links, degrees at most 2, one end, all devices reached.
+  if (links != devices - 1)
+    return;
+  unsigned end = devices;
+  for (unsigned d = 0; d < devices; ++d) {
+    if (neighbours[d].size() > 2)
+      return;
+    if (neighbours[d].size() == 1 && end == devices)
+      end = d;
+  }
+  if (end == devices)
+    return;
+  std::vector<unsigned> order{end};
+  for (unsigned previous = devices, at = end; order.size() < devices;) {
+    unsigned next = devices;
+    for (unsigned n : neighbours[at])
+      if (n != previous)
+        next = n;
+    if (next == devices)
+      return; // Disconnected.
+    previous = at;
+    at = next;
+    order.push_back(at);
+  }
+  lineOrder = std::move(order);
+  linePosition.assign(devices, 0);
+  for (unsigned i = 0; i < devices; ++i)
+    linePosition[lineOrder[i]] = i;
+}
+
+double PlacementProblem::linkCost(uint32_t value, unsigned from,
+                                  unsigned to) const {
+  size_t i = from * devices + to;
+  return latency[i] + valueList[value].bytes * inverseBandwidth[i];
+}
+
+std::vector<PlacementProblem::Hop>
+PlacementProblem::transferHops(uint32_t value, unsigned from,
+                               uint64_t destinations) const {
+  std::vector<Hop> hops;
+  destinations &= ~(uint64_t(1) << from);
+  if (!isLine()) {
+    for (unsigned d = 0; d < devices; ++d)
+      if (destinations & (uint64_t(1) << d))
+        hops.push_back({from, d, transferCost(value, from, d)});
+    return hops;
+  }
+  // Walk outwards from the producer to the farthest destination each way.
+  unsigned p = linePosition[from], lo = p, hi = p;
+  for (unsigned d = 0; d < devices; ++d)
+    if (destinations & (uint64_t(1) << d)) {
+      lo = std::min(lo, linePosition[d]);
+      hi = std::max(hi, linePosition[d]);
+    }
+  for (unsigned i = p; i < hi; ++i)
+    hops.push_back({lineOrder[i], lineOrder[i + 1],
+                    linkCost(value, lineOrder[i], lineOrder[i + 1])});
+  for (unsigned i = p; i > lo; --i)
+    hops.push_back({lineOrder[i], lineOrder[i - 1],
+                    linkCost(value, lineOrder[i], lineOrder[i - 1])});
+  return hops;
 }
 
 uint32_t PlacementProblem::addNode(std::vector<double> costs) {
@@ -65,17 +147,18 @@ double PlacementProblem::transferCost(uint32_t value, unsigned from,
                                       unsigned to) const {
   if (from == to)
     return 0;
-  double bytes = valueList[value].bytes;
-  auto direct = [&](unsigned a, unsigned b) {
-    size_t i = a * devices + b;
-    return latency[i] + bytes * inverseBandwidth[i];
-  };
+  if (isLine()) {
+    double total = 0;
+    for (const Hop &hop : transferHops(value, from, uint64_t(1) << to))
+      total += hop.cost;
+    return total;
+  }
   // Routes with at most one intermediate device (exact closure for up to
   // three devices; e.g. GPU -> host -> GPU staging).
-  double best = direct(from, to);
+  double best = linkCost(value, from, to);
   for (unsigned via = 0; via < devices; ++via)
     if (via != from && via != to)
-      best = std::min(best, direct(from, via) + direct(via, to));
+      best = std::min(best, linkCost(value, from, via) + linkCost(value, via, to));
   return best;
 }
 
@@ -88,11 +171,8 @@ double PlacementProblem::evaluate(const std::vector<uint16_t> &labels) const {
     uint64_t destinations = 0;
     for (uint32_t c : value.consumers)
       destinations |= uint64_t(1) << labels[c];
-    unsigned source = labels[value.producer];
-    destinations &= ~(uint64_t(1) << source);
-    for (unsigned d = 0; destinations; ++d, destinations >>= 1)
-      if (destinations & 1)
-        total += transferCost(v, source, d);
+    for (const Hop &hop : transferHops(v, labels[value.producer], destinations))
+      total += hop.cost;
   }
   return total;
 }
@@ -190,11 +270,35 @@ static std::vector<uint16_t> placeChainDp(const PlacementProblem &p,
 // Exact two-device placement (Stone's minimum cut)
 //===----------------------------------------------------------------------===//
 
+/// Prices one value across one cut: `sourceToSink` once if the producer
+/// vertex `u` is on the source side and any consumer vertex on the sink side,
+/// `sinkToSource` once in the opposite case (Lawler's hyperedge gadget: an
+/// auxiliary vertex x with u -> x and x -> w (inf) for every consumer w, and
+/// y with w -> y (inf) and y -> u; one consumer needs no auxiliary vertex).
+static void addTransferTerms(MaxFlow &flow, uint32_t u,
+                             const std::vector<uint32_t> &consumers,
+                             double sourceToSink, double sinkToSource) {
+  if (consumers.size() == 1) {
+    flow.addEdge(u, consumers[0], sourceToSink);
+    flow.addEdge(consumers[0], u, sinkToSource);
+    return;
+  }
+  if (sourceToSink > 0) {
+    uint32_t x = flow.addNode();
+    flow.addEdge(u, x, sourceToSink);
+    for (uint32_t w : consumers)
+      flow.addEdge(x, w, MaxFlow::kInfinity);
+  }
+  if (sinkToSource > 0) {
+    uint32_t y = flow.addNode();
+    flow.addEdge(y, u, sinkToSource);
+    for (uint32_t w : consumers)
+      flow.addEdge(w, y, MaxFlow::kInfinity);
+  }
+}
+
 /// Source side = device 0, sink side = device 1. A node's cost on device 0 is
 /// an edge to the sink (cut when it stays on the source side) and vice versa.
-/// A value with producer u pays T(0->1) once if u is on 0 and any consumer on
-/// 1: an auxiliary node x with u -> x (T01) and x -> w (inf) for every
-/// consumer w. Symmetrically w -> y (inf), y -> u (T10) for 1 -> 0.
 static PlacementResult placeTwoDevices(const PlacementProblem &p) {
   uint32_t n = p.numNodes();
   MaxFlow flow(n + 2);
@@ -205,19 +309,8 @@ static PlacementResult placeTwoDevices(const PlacementProblem &p) {
   }
   for (uint32_t v = 0; v < p.values().size(); ++v) {
     const PlacementProblem::Value &value = p.values()[v];
-    double t01 = p.transferCost(v, 0, 1), t10 = p.transferCost(v, 1, 0);
-    if (value.consumers.size() == 1) {
-      flow.addEdge(value.producer, value.consumers[0], t01);
-      flow.addEdge(value.consumers[0], value.producer, t10);
-      continue;
-    }
-    uint32_t x = flow.addNode(), y = flow.addNode();
-    flow.addEdge(value.producer, x, t01);
-    flow.addEdge(y, value.producer, t10);
-    for (uint32_t w : value.consumers) {
-      flow.addEdge(x, w, MaxFlow::kInfinity);
-      flow.addEdge(w, y, MaxFlow::kInfinity);
-    }
+    addTransferTerms(flow, value.producer, value.consumers,
+                     p.transferCost(v, 0, 1), p.transferCost(v, 1, 0));
   }
   PlacementResult result;
   result.maxFlowRuns = 1;
@@ -229,6 +322,71 @@ static PlacementResult placeTwoDevices(const PlacementProblem &p) {
     result.labels[node] = flow.onSourceSide(node) ? 0 : 1;
   result.cost = p.evaluate(result.labels);
   // Self-check: the cut is the plan's cost (Stone's construction is exact).
+  assert(std::fabs(cut - result.cost) <= 1e-9 * std::max(1.0, cut) &&
+         "minimum cut and plan cost disagree");
+  result.exact = true;
+  result.lowerBound = result.cost;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Devices in a line: Ishikawa's layered minimum cut
+//===----------------------------------------------------------------------===//
+
+/// Positions 0..k-1 along the path. Node v has a chain s = X0 -> X1 -> ... ->
+/// X(k-1) -> X(k) = t whose edge X(i) -> X(i+1) costs its cost at position i,
+/// with infinite reverse edges so that exactly one chain edge is cut: v sits
+/// at position p when X1..Xp are on the source side. "Position > i" is then
+/// "X(i+1) on the source side", and a value crossing the link between
+/// positions i and i+1 is the two-device hyperedge term on the X(i+1)
+/// vertices, so every boundary is priced exactly and once per direction.
+static PlacementResult placeOnLine(const PlacementProblem &p) {
+  uint32_t n = p.numNodes();
+  unsigned k = p.numDevices();
+  const std::vector<unsigned> &order = p.linePath();
+  MaxFlow flow(2 + n * (k - 1));
+  uint32_t source = 0, sink = 1;
+  auto vertex = [&](uint32_t node, unsigned i) -> uint32_t {
+    if (i == 0)
+      return source;
+    if (i == k)
+      return sink;
+    return 2 + node * (k - 1) + (i - 1);
+  };
+  for (uint32_t node = 0; node < n; ++node)
+    for (unsigned i = 0; i < k; ++i) {
+      flow.addEdge(vertex(node, i), vertex(node, i + 1),
+                   p.nodeCost(node, order[i]));
+      flow.addEdge(vertex(node, i + 1), vertex(node, i), MaxFlow::kInfinity);
+    }
+  std::vector<uint32_t> consumers;
+  for (uint32_t v = 0; v < p.values().size(); ++v) {
+    const PlacementProblem::Value &value = p.values()[v];
+    for (unsigned i = 0; i + 1 < k; ++i) {
+      consumers.clear();
+      for (uint32_t w : value.consumers)
+        consumers.push_back(vertex(w, i + 1));
+      // Source side of X(i+1) = beyond the link: a producer below it with a
+      // consumer beyond pays the forward hop, and vice versa.
+      double forward = p.transferHops(v, order[i], uint64_t(1) << order[i + 1])[0].cost;
+      double backward = p.transferHops(v, order[i + 1], uint64_t(1) << order[i])[0].cost;
+      addTransferTerms(flow, vertex(value.producer, i + 1), consumers, backward,
+                       forward);
+    }
+  }
+  PlacementResult result;
+  result.maxFlowRuns = 1;
+  double cut = flow.run(source, sink);
+  if (cut >= MaxFlow::kInfinity)
+    return result;
+  result.labels.resize(n);
+  for (uint32_t node = 0; node < n; ++node) {
+    unsigned position = 0;
+    while (position + 1 < k && flow.onSourceSide(vertex(node, position + 1)))
+      ++position;
+    result.labels[node] = static_cast<uint16_t>(order[position]);
+  }
+  result.cost = p.evaluate(result.labels);
   assert(std::fabs(cut - result.cost) <= 1e-9 * std::max(1.0, cut) &&
          "minimum cut and plan cost disagree");
   result.exact = true;
@@ -363,12 +521,10 @@ static double localCost(const PlacementProblem &p,
     uint64_t destinations = 0;
     for (uint32_t c : value.consumers)
       destinations |= uint64_t(1) << labels[c];
-    unsigned src = labels[value.producer];
-    destinations &= ~(uint64_t(1) << src);
     double total = 0;
-    for (unsigned d = 0; destinations; ++d, destinations >>= 1)
-      if (destinations & 1)
-        total += p.transferCost(v, src, d);
+    for (const PlacementProblem::Hop &hop :
+         p.transferHops(v, labels[value.producer], destinations))
+      total += hop.cost;
     return total;
   };
   for (uint32_t v : p.inputsOf()[node])
@@ -463,6 +619,8 @@ PlacementResult fuel::solvePlacement(const PlacementProblem &problem,
   }
   if (problem.numDevices() == 2)
     return placeTwoDevices(problem);
+  if (problem.isLine())
+    return placeOnLine(problem);
   return placeByExpansion(problem, order);
 }
 

@@ -253,19 +253,19 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
                           best ? best->time : 0, candidates[n].frontier});
     plan.computeTime += best ? best->time : 0;
   }
-  // One copy per value and destination device.
+  // One copy per value and destination device; on a line of devices, one per
+  // link crossed (staged through the intermediate devices).
   for (uint32_t v = 0; v < valueOf.size(); ++v) {
     unsigned from = plan.deviceOf[valueOf[v].node];
     uint64_t destinations = 0;
     for (uint32_t consumer : consumersOf[v])
       destinations |= uint64_t(1) << placement.labels[consumer];
-    for (unsigned to = 0; to < k; ++to) {
-      if (to == from || !(destinations & (uint64_t(1) << to)))
-        continue;
-      double time = problem.transferCost(v, from, to);
-      plan.transferTime += time;
-      plan.copies.push_back({valueOf[v], from, to, problem.values()[v].bytes,
-                             time, stepOf[valueOf[v].node]});
+    for (const PlacementProblem::Hop &hop :
+         problem.transferHops(v, from, destinations)) {
+      plan.transferTime += hop.cost;
+      plan.copies.push_back({valueOf[v], hop.from, hop.to,
+                             problem.values()[v].bytes, hop.cost,
+                             stepOf[valueOf[v].node]});
     }
   }
 }
@@ -288,7 +288,9 @@ void PlanBuilder::schedule() {
     copiesAfter[c.afterStep == ~size_t(0) ? 0 : c.afterStep + 1].push_back(&c);
   auto runCopies = [&](size_t group, double finish) {
     for (const PlannedCopy *c : copiesAfter[group]) {
-      double start = std::max(finish, linkFree[c->from * k + c->to]);
+      // A staged copy also waits for the previous hop to land.
+      double start = std::max({finish, linkFree[c->from * k + c->to],
+                               readyAt[slot(c->value, c->from)]});
       double end = start + c->time;
       linkFree[c->from * k + c->to] = end;
       readyAt[slot(c->value, c->to)] = end;

@@ -7,9 +7,13 @@
 // a -> b, however many consumers sit on b. The objective is the sum of node
 // and transfer costs. Solvers (docs/planner.md):
 //   - Exact:     one device trivially; two devices by Stone's minimum cut with
-//                Lawler's hyperedge gadget for fan-out (exact on any DAG).
-//   - Expansion: three or more devices: alpha-expansion moves (each a minimum
-//                cut) from the best baseline, then single-node moves.
+//                Lawler's hyperedge gadget for fan-out (exact on any DAG);
+//                devices linked in a line (accelerators that reach each other
+//                through the host) by Ishikawa's layered minimum cut, where a
+//                transfer pays once for every link it crosses.
+//   - Expansion: other machines with three or more devices: alpha-expansion
+//                moves (each a minimum cut) from the best baseline, then
+//                single-node moves.
 //   - Greedy / ChainDp: the seeds' baselines, kept for comparison.
 //
 //===----------------------------------------------------------------------===//
@@ -51,6 +55,22 @@ public:
   }
   double transferCost(uint32_t value, unsigned from, unsigned to) const;
 
+  /// True when the links form a path through all devices (three or more):
+  /// a value then travels hop by hop and pays each link once, however many
+  /// destinations lie beyond it.
+  bool isLine() const { return !lineOrder.empty(); }
+  /// Devices in path order (empty unless isLine()).
+  const std::vector<unsigned> &linePath() const { return lineOrder; }
+
+  struct Hop {
+    unsigned from, to;
+    double cost;
+  };
+  /// The transfers that bring `value`, produced on `from`, to every device in
+  /// the bitmask `destinations`, in an order that respects staging.
+  std::vector<Hop> transferHops(uint32_t value, unsigned from,
+                                uint64_t destinations) const;
+
   struct Value {
     uint32_t producer;
     double bytes;
@@ -66,8 +86,12 @@ public:
   double evaluate(const std::vector<uint16_t> &labels) const;
 
 private:
+  double linkCost(uint32_t value, unsigned from, unsigned to) const;
+  void detectLine();
+
   unsigned devices;
   std::vector<double> latency, inverseBandwidth;
+  std::vector<unsigned> lineOrder, linePosition;
   std::vector<double> nodeCosts;
   std::vector<Value> valueList;
   std::vector<std::vector<uint32_t>> nodeInputs;
@@ -80,7 +104,7 @@ std::string_view placerName(PlacerKind kind);
 struct PlacementResult {
   std::vector<uint16_t> labels;
   double cost = kInfiniteCost;
-  /// True when `cost` is proven minimal (one or two devices).
+  /// True when `cost` is proven minimal (one or two devices, or a line).
   bool exact = false;
   /// A lower bound on the optimum (equal to `cost` when exact).
   double lowerBound = 0;
