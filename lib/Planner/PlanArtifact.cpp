@@ -16,9 +16,15 @@
 
 using namespace fuel;
 
-static std::string metaSection(const Graph &graph, const ExecutionPlan &plan,
+static std::string routeSection(size_t index) {
+  return index == 0 ? "plan" : "plan." + std::to_string(index);
+}
+
+static std::string metaSection(const Graph &graph,
+                               const std::vector<PlannedRoute> &routes,
                                const ExecutionConfig &config,
                                std::string_view compilerVersion) {
+  const ExecutionPlan &plan = routes.front().plan;
   nlohmann::ordered_json j;
   j["format"] = "fuel.artifact-meta";
   j["version"] = 1;
@@ -42,11 +48,21 @@ static std::string metaSection(const Graph &graph, const ExecutionPlan &plan,
     dims[name] = extent;
   policy["dims"] = std::move(dims);
   j["policy"] = std::move(policy);
+  nlohmann::ordered_json routeList = nlohmann::ordered_json::array();
+  for (size_t r = 0; r < routes.size(); ++r) {
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (DeviceRef d : routes[r].devices)
+      devices.push_back(formatDevice(d));
+    routeList.push_back({{"section", routeSection(r)},
+                         {"devices", std::move(devices)},
+                         {"cost", routes[r].plan.cost}});
+  }
+  j["routes"] = std::move(routeList);
   return j.dump(2) + "\n";
 }
 
 std::string fuel::buildPlanArtifact(const Graph &graph,
-                                    const ExecutionPlan &plan,
+                                    const std::vector<PlannedRoute> &routes,
                                     const ExecutionConfig &config,
                                     std::string_view compilerVersion) {
   std::vector<uint64_t> offsets;
@@ -54,7 +70,10 @@ std::string fuel::buildPlanArtifact(const Graph &graph,
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     if (const ConstantData *data = graph.constantData(n))
       weights.replace(offsets[n], data->size, data->bytes());
-  return writeArtifact({{"meta", metaSection(graph, plan, config, compilerVersion)},
-                        {"plan", printPlanJson(graph, plan)},
-                        {"weights", std::move(weights)}});
+  std::vector<ArtifactSection> sections{
+      {"meta", metaSection(graph, routes, config, compilerVersion)}};
+  for (size_t r = 0; r < routes.size(); ++r)
+    sections.push_back({routeSection(r), printPlanJson(graph, routes[r].plan)});
+  sections.push_back({"weights", std::move(weights)});
+  return writeArtifact(sections);
 }

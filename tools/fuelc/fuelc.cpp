@@ -133,7 +133,7 @@ struct PlanFlags {
   std::string placer = "optimal";
   std::string emit; // Default: text, unless an artifact is written.
   std::string output;
-  std::vector<std::string> allowDevices, pins, dims, preferProviders;
+  std::vector<std::string> allowDevices, pins, dims, preferProviders, routes;
   std::string trust = "trusted-external";
   double precisionFloor = std::numeric_limits<double>::infinity();
   bool preferBitStable = false;
@@ -148,6 +148,34 @@ bool splitAssignment(const std::string &text, std::string &name,
     return false;
   name = text.substr(0, eq);
   value = text.substr(eq + 1);
+  return true;
+}
+
+/// Parses `--route cpu:0,cuda:0` lists; on a malformed one prints why.
+bool parseRoutes(const PlanFlags &flags,
+                 std::vector<std::vector<DeviceRef>> &routes) {
+  if (!flags.routes.empty() && !flags.allowDevices.empty()) {
+    std::cerr << "fuelc: error: --route and --allow-device exclude each other "
+                 "(a route is the list of devices it may use)\n";
+    return false;
+  }
+  for (const std::string &text : flags.routes) {
+    std::vector<DeviceRef> devices;
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t comma = std::min(text.find(',', start), text.size());
+      std::optional<DeviceRef> d = parseDevice(text.substr(start, comma - start));
+      if (!d) {
+        std::cerr << "fuelc: error: --route expects devices separated by "
+                     "commas (e.g. cpu:0,cuda:0), got '"
+                  << text << "'\n";
+        return false;
+      }
+      devices.push_back(*d);
+      start = comma + 1;
+    }
+    routes.push_back(std::move(devices));
+  }
   return true;
 }
 
@@ -212,7 +240,8 @@ bool makeConfig(const PlanFlags &flags, ExecutionConfig &config) {
 int runPlan(const std::string &input, const PlanFlags &flags,
             const DriverOptions &options) {
   ExecutionConfig config;
-  if (!makeConfig(flags, config))
+  std::vector<std::vector<DeviceRef>> routeDevices;
+  if (!makeConfig(flags, config) || !parseRoutes(flags, routeDevices))
     return kUsageError;
   DiagnosticEngine diag;
   installRenderer(diag, options);
@@ -222,21 +251,52 @@ int runPlan(const std::string &input, const PlanFlags &flags,
   std::optional<GraphFile> file = readGraphFile(input, diag);
   if (!file)
     return finishWithErrors(diag, options);
-  ExecutionPlan plan;
+  // Without --route, one route over the allowed (or all) devices.
+  if (routeDevices.empty()) {
+    routeDevices.push_back(config.allowedDevices);
+    if (routeDevices[0].empty())
+      for (const DeviceSpec &d : machine->devices)
+        routeDevices[0].push_back(d.ref);
+  }
   CapsuleRegistry registry = CapsuleRegistry::builtin();
-  if (failed(planGraph(file->graph, *machine, registry, config, diag,
-                       *file->locator, plan)))
-    return finishWithErrors(diag, options);
+  std::vector<PlannedRoute> routes;
+  for (size_t r = 0; r < routeDevices.size(); ++r) {
+    ExecutionConfig routeConfig = config;
+    routeConfig.allowedDevices = routeDevices[r];
+    PlannedRoute route{routeDevices[r], {}};
+    if (failed(planGraph(file->graph, *machine, registry, routeConfig, diag,
+                         *file->locator, route.plan))) {
+      if (!flags.routes.empty())
+        diag.error({}, "route " + std::to_string(r) + " (" + flags.routes[r] +
+                           ") cannot be planned");
+      return finishWithErrors(diag, options);
+    }
+    routes.push_back(std::move(route));
+  }
   if (!flags.output.empty()) {
-    int code = writeOutput(flags.output,
-                           buildPlanArtifact(file->graph, plan, config,
-                                             std::string("fuelc ") + FUEL_VERSION));
+    int code = writeOutput(
+        flags.output, buildPlanArtifact(file->graph, routes, config,
+                                        std::string("fuelc ") + FUEL_VERSION));
     if (code != kSuccess || flags.emit.empty())
       return code;
   }
-  std::cout << (flags.emit == "plan-json" ? printPlanJson(file->graph, plan)
-                : flags.emit == "dot"     ? printPlanDot(file->graph, plan)
-                                          : printPlanText(file->graph, plan));
+  bool several = !flags.routes.empty();
+  if (flags.emit == "plan-json" && several)
+    std::cout << "{\"format\": \"fuel.plan-routes\", \"routes\": [\n";
+  for (size_t r = 0; r < routes.size(); ++r) {
+    const ExecutionPlan &plan = routes[r].plan;
+    if (flags.emit == "plan-json") {
+      std::cout << (r ? "," : "") << printPlanJson(file->graph, plan);
+      continue;
+    }
+    if (several && flags.emit != "dot")
+      std::cout << (r ? "\n" : "") << "route " << r << ": " << flags.routes[r]
+                << '\n';
+    std::cout << (flags.emit == "dot" ? printPlanDot(file->graph, plan)
+                                      : printPlanText(file->graph, plan));
+  }
+  if (flags.emit == "plan-json" && several)
+    std::cout << "]}\n";
   return kSuccess;
 }
 
@@ -418,6 +478,10 @@ int runDriver(int argc, char **argv) {
       ->check(CLI::IsMember({"text", "plan-json", "dot"}));
   plan->add_option("-o,--output", planFlags.output,
                    "Write the .fplan artifact to this file");
+  plan->add_option("--route", planFlags.routes,
+                   "DEV,DEV,...: plan a route over these devices "
+                   "(repeatable, in order of preference; the artifact carries "
+                   "all, the runtime takes the first whose devices exist)");
   addCommonOptions(plan, options);
 
   std::string explainNode;

@@ -98,9 +98,19 @@ std::string explainPlan(const Graph &graph, const Machine &machine,
 /// aligned, in node order; ~0 for non-constants); returns its size.
 uint64_t constantOffsets(const Graph &graph, std::vector<uint64_t> &offsets);
 
-/// The .fplan artifact of a plan: `meta` (compiler, machine, policy), `plan`
-/// (printPlanJson) and `weights` sections (docs/artifact-format.md).
-std::string buildPlanArtifact(const Graph &graph, const ExecutionPlan &plan,
+/// One planned route: the devices it may use and its plan. An artifact may
+/// carry several (e.g. GPU + host, then host alone); the runtime takes the
+/// first whose devices are all present.
+struct PlannedRoute {
+  std::vector<DeviceRef> devices;
+  ExecutionPlan plan;
+};
+
+/// The .fplan artifact: `meta` (compiler, machine, policy, routes), one plan
+/// section per route (`plan`, `plan.1`, ...; printPlanJson) and `weights`
+/// (docs/artifact-format.md).
+std::string buildPlanArtifact(const Graph &graph,
+                              const std::vector<PlannedRoute> &routes,
                               const ExecutionConfig &config,
                               std::string_view compilerVersion);
 
