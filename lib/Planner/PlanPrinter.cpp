@@ -60,7 +60,11 @@ std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
          formatTime(plan.computeTime) + " + transfers " +
          formatTime(plan.transferTime) + "; predicted makespan " +
          formatTime(plan.makespan) + "\n";
-  if (!plan.exact && plan.placer == PlacerKind::Optimal)
+  if (plan.memoryCapped)
+    out += "memory caps: placement moved data to fit device memory; without "
+           "caps the cost would be " +
+           formatTime(plan.lowerBound) + "\n";
+  else if (!plan.exact && plan.placer == PlacerKind::Optimal)
     out += "lower bound " + formatTime(plan.lowerBound) +
            " (more than two devices: the optimum lies in between)\n";
   if (!plan.defaultedSymbols.empty()) {
@@ -144,6 +148,7 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   j["machine"] = plan.machine->name;
   j["placer"] = std::string(placerName(plan.placer));
   j["exact"] = plan.exact;
+  j["memory_capped"] = plan.memoryCapped;
   j["cost"] = plan.cost;
   j["compute_time"] = plan.computeTime;
   j["transfer_time"] = plan.transferTime;

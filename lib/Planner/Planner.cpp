@@ -3,6 +3,7 @@
 #include "fuel/Planner/Planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -43,7 +44,14 @@ private:
   std::optional<unsigned> deviceIndex(DeviceRef ref, NodeId node,
                                       const char *what);
   LogicalResult collectCandidates();
-  PlacementProblem buildProblem();
+  /// `penalty[d]` (seconds per byte) is added to running a node on device
+  /// d, per byte of its results: the Lagrangian of a memory cap.
+  PlacementProblem buildProblem(const std::vector<double> &penalty);
+  /// Places, inserts copies, schedules and plans memory; false if no
+  /// placement exists at all.
+  bool attempt(const std::vector<double> &penalty);
+  /// Devices whose arena plus constants exceed their capacity.
+  std::vector<unsigned> overCapacity() const;
   void fillPlan(const PlacementProblem &problem,
                 const PlacementResult &placement);
   void schedule();
@@ -169,7 +177,7 @@ LogicalResult PlanBuilder::collectCandidates() {
   return success(ok);
 }
 
-PlacementProblem PlanBuilder::buildProblem() {
+PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
   std::vector<double> latency, inverseBandwidth;
   machine.linkMatrices(latency, inverseBandwidth);
   PlacementProblem problem(k, latency, inverseBandwidth);
@@ -191,6 +199,10 @@ PlacementProblem PlanBuilder::buildProblem() {
     else
       for (unsigned d = 0; d < k; ++d)
         costs.push_back(candidates[n].bestTime(d));
+    if (kind != OpKind::Input)
+      for (unsigned d = 0; d < k; ++d)
+        for (uint32_t r = 0; r < graph.numResults(n); ++r)
+          costs[d] += penalty[d] * pricing.bytes(graph, {n, r});
     placementIndex[n] = problem.addNode(std::move(costs));
   }
   // Values: every result of a placed node, read directly or through views.
@@ -312,6 +324,36 @@ void PlanBuilder::schedule() {
   }
 }
 
+bool PlanBuilder::attempt(const std::vector<double> &penalty) {
+  valueOf.clear();
+  consumersOf.clear();
+  plan = ExecutionPlan();
+  PlacementProblem problem = buildProblem(penalty);
+  std::vector<uint32_t> problemOrder(problem.numNodes());
+  // Problem nodes are created in topological order; sinks come last.
+  for (uint32_t i = 0; i < problemOrder.size(); ++i)
+    problemOrder[i] = i;
+  PlacementResult placement =
+      solvePlacement(problem, problemOrder, config.placer);
+  if (!placement.feasible())
+    return false;
+  fillPlan(problem, placement);
+  schedule();
+  plan.memory = planMemory(graph, plan, pricing);
+  return true;
+}
+
+std::vector<unsigned> PlanBuilder::overCapacity() const {
+  std::vector<unsigned> over;
+  for (unsigned d = 0; d < k; ++d) {
+    const DeviceMemory &m = plan.memory.devices[d];
+    if (double(m.arenaBytes) + double(m.constantBytes) >
+        machine.devices[d].memoryCapacity)
+      over.push_back(d);
+  }
+  return over;
+}
+
 LogicalResult PlanBuilder::run() {
   if (!topologicalOrder(graph, order)) {
     diag.error({}, "internal error: planning an unverified graph with a cycle");
@@ -319,36 +361,70 @@ LogicalResult PlanBuilder::run() {
   }
   if (failed(resolveDevices()) || failed(collectCandidates()))
     return failure();
-  PlacementProblem problem = buildProblem();
-  std::vector<uint32_t> problemOrder(problem.numNodes());
-  // Problem nodes are created in topological order; sinks come last.
-  for (uint32_t i = 0; i < problemOrder.size(); ++i)
-    problemOrder[i] = i;
-  PlacementResult placement = solvePlacement(problem, problemOrder, config.placer);
-  if (!placement.feasible()) {
+  std::vector<double> penalty(k, 0);
+  if (!attempt(penalty)) {
     diag.error({}, "no placement satisfies every pin, residency and kernel "
                    "constraint on machine '" + machine.name +
                    "' (a pinned node's value cannot reach its consumers)");
     return failure();
   }
-  fillPlan(problem, placement);
-  schedule();
-  plan.memory = planMemory(graph, plan, pricing);
-  bool fits = true;
-  for (unsigned d = 0; d < k; ++d) {
-    const DeviceMemory &m = plan.memory.devices[d];
-    double need = double(m.arenaBytes) + double(m.constantBytes);
-    if (need <= machine.devices[d].memoryCapacity)
-      continue;
-    fits = false;
-    diag.error({}, "the plan needs " + std::to_string(uint64_t(need)) +
-                       " bytes on " + formatDevice(machine.devices[d].ref) +
-                       " (arena " + std::to_string(m.arenaBytes) +
-                       " + constants " + std::to_string(m.constantBytes) +
-                       "), which has " +
-                       std::to_string(uint64_t(machine.devices[d].memoryCapacity)));
+  std::vector<unsigned> over = overCapacity();
+  if (over.empty())
+    return success();
+
+  // Memory caps: penalize bytes on the devices that overflow, raising the
+  // price until the plan fits, then bisect (in log scale) for the smallest
+  // price that still fits: each step is one placement (max-flow) and memory
+  // plan. The result trades time for memory; it is no longer proven optimal.
+  double unconstrained = plan.cost;
+  ExecutionPlan firstPlan = plan;
+  std::vector<unsigned> capped = over;
+  auto tryPrice = [&](double price) {
+    std::fill(penalty.begin(), penalty.end(), 0);
+    for (unsigned d : capped)
+      penalty[d] = price;
+    if (!attempt(penalty))
+      return false;
+    for (unsigned d : overCapacity())
+      if (std::find(capped.begin(), capped.end(), d) == capped.end())
+        capped.push_back(d); // A device that overflows once moved onto.
+    return overCapacity().empty();
+  };
+  double low = 0, high = 1e-12;
+  while (!tryPrice(high) && high < 1e3)
+    high *= 8;
+  if (high >= 1e3 && !tryPrice(high)) {
+    plan = std::move(firstPlan);
+    for (unsigned d : over) {
+      const DeviceMemory &m = plan.memory.devices[d];
+      diag.error({}, "the plan needs " +
+                         std::to_string(m.arenaBytes + m.constantBytes) +
+                         " bytes on " + formatDevice(machine.devices[d].ref) +
+                         " (arena " + std::to_string(m.arenaBytes) +
+                         " + constants " + std::to_string(m.constantBytes) +
+                         "), which has " +
+                         std::to_string(uint64_t(machine.devices[d].memoryCapacity)) +
+                         ", and no placement fits");
+    }
+    return failure();
   }
-  return success(fits);
+  ExecutionPlan best = plan;
+  for (int step = 0; step < 24; ++step) {
+    double middle = low == 0 ? high / 8 : std::sqrt(low * high);
+    if (tryPrice(middle)) {
+      high = middle;
+      best = plan;
+    } else {
+      low = middle;
+    }
+  }
+  plan = std::move(best);
+  // Report the true cost (no penalties) against the unconstrained optimum.
+  plan.cost = plan.computeTime + plan.transferTime;
+  plan.exact = false;
+  plan.lowerBound = unconstrained;
+  plan.memoryCapped = true;
+  return success();
 }
 
 LogicalResult fuel::planGraph(const Graph &graph, const Machine &machine,

@@ -14,8 +14,10 @@
 //   4. every value read on another device than its producer's gets one copy
 //      step per destination device; the plan's predicted makespan comes from
 //      list-scheduling steps and copies over devices and links;
-//   5. buffers get offsets in one arena per device (MemoryPlan.h); a plan
-//      that does not fit a device's capacity is rejected.
+//   5. buffers get offsets in one arena per device (MemoryPlan.h); when a
+//      device's capacity is exceeded, a Lagrangian price on the bytes placed
+//      there is raised and bisected (one placement per step) until the plan
+//      fits, or planning fails when no placement fits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_PLANNER_PLANNER_H
@@ -64,6 +66,9 @@ struct ExecutionPlan {
   double cost = 0;       // computeTime + transferTime, the placer's objective.
   double lowerBound = 0; // Equal to cost when `exact`.
   bool exact = false;
+  /// Placement was bent by memory caps (a Lagrangian price on bytes);
+  /// `lowerBound` is then the cost without caps.
+  bool memoryCapped = false;
   double makespan = 0;
   unsigned maxFlowRuns = 0;
   std::vector<std::string> defaultedSymbols;

@@ -144,5 +144,5 @@ TEST_CASE("a plan that does not fit a device is rejected", "[planner]") {
                          diag, SourceLocator(), plan)));
   REQUIRE(messages.size() == 1);
   CHECK(messages[0] == "the plan needs 8192 bytes on cpu:0 (arena 8192 + "
-                       "constants 0), which has 4096");
+                       "constants 0), which has 4096, and no placement fits");
 }
