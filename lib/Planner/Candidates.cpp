@@ -119,7 +119,10 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
         reject(capsule, d, std::move(why));
         continue;
       }
-      survivors.push_back({capsule, d, kernelTime(*capsule, device, work)});
+      survivors.push_back(
+          {capsule, d,
+           kernelTime(*capsule, device, work,
+                      machine.calibration ? &*machine.calibration : nullptr)});
     }
     // Soft preference: bit-stable kernels, where any survives.
     if (config.preferBitStable &&

@@ -76,6 +76,8 @@ NodeWork fuel::estimateWork(const Graph &graph, NodeId node,
   std::span<const ValueRef> operands = graph.operands(node);
   work.dtype = operands.empty() ? graph.dtype({node, 0})
                                 : graph.dtype(operands[0]);
+  work.op = kind;
+  work.resultElements = outElements;
   switch (kind) {
   case OpKind::MatMul: {
     // 2 * (output elements) * K.
@@ -115,7 +117,13 @@ NodeWork fuel::estimateWork(const Graph &graph, NodeId node,
 }
 
 double fuel::kernelTime(const Capsule &capsule, const DeviceSpec &device,
-                        const NodeWork &work) {
+                        const NodeWork &work,
+                        const CalibrationTable *calibration) {
+  if (calibration)
+    if (std::optional<double> measured =
+            calibration->lookup(work.op, work.dtype, capsule.backend,
+                                capsule.provider, work.resultElements))
+      return device.launchOverhead + *measured;
   double peak = device.peakFlops[static_cast<unsigned>(work.dtype)];
   double compute = peak > 0 ? work.flops / (peak * capsule.efficiency) : 0;
   double memory = work.bytes / (device.memoryBandwidth * capsule.efficiency);

@@ -130,6 +130,7 @@ int runPrint(const std::string &input, const std::string &output,
 /// Planning flags as given on the command line, before validation.
 struct PlanFlags {
   std::string machine = "host";
+  std::string calibration;
   std::string placer = "optimal";
   std::string emit; // Default: text, unless an artifact is written.
   std::string output;
@@ -237,6 +238,18 @@ bool makeConfig(const PlanFlags &flags, ExecutionConfig &config) {
   return true;
 }
 
+/// The machine of --machine with the table of --calibration, if any.
+std::optional<Machine> loadPlanningMachine(const PlanFlags &flags,
+                                           DiagnosticEngine &diag) {
+  std::optional<Machine> machine = loadMachine(flags.machine, diag);
+  if (!machine || flags.calibration.empty())
+    return machine;
+  machine->calibration = loadCalibration(flags.calibration, diag);
+  if (!machine->calibration)
+    return std::nullopt;
+  return machine;
+}
+
 int runPlan(const std::string &input, const PlanFlags &flags,
             const DriverOptions &options) {
   ExecutionConfig config;
@@ -245,7 +258,7 @@ int runPlan(const std::string &input, const PlanFlags &flags,
     return kUsageError;
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<Machine> machine = loadMachine(flags.machine, diag);
+  std::optional<Machine> machine = loadPlanningMachine(flags, diag);
   if (!machine)
     return finishWithErrors(diag, options);
   std::optional<GraphFile> file = readGraphFile(input, diag);
@@ -307,7 +320,7 @@ int runExplain(const std::string &input, const PlanFlags &flags,
     return kUsageError;
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<Machine> machine = loadMachine(flags.machine, diag);
+  std::optional<Machine> machine = loadPlanningMachine(flags, diag);
   if (!machine)
     return finishWithErrors(diag, options);
   std::optional<GraphFile> file = readGraphFile(input, diag);
@@ -414,6 +427,8 @@ void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags) {
   cmd->add_option("--machine", flags.machine,
                   "Built-in machine (see `fuelc targets`) or fuel.machine file")
       ->capture_default_str();
+  cmd->add_option("--calibration", flags.calibration,
+                  "fuel.calibration file of measured kernel latencies");
   cmd->add_option("--placer", flags.placer,
                   "optimal (min-cut / expansion), or the seeds' baselines "
                   "greedy and chain-dp")

@@ -40,14 +40,19 @@ private:
 struct NodeWork {
   double flops = 0;
   double bytes = 0; // Read and written.
+  double resultElements = 0;
+  OpKind op = OpKind::Add;
   DType dtype = DType::F32;
 };
 
 NodeWork estimateWork(const Graph &graph, NodeId node,
                       const SymbolPricing &pricing);
 
+/// The device's launch overhead plus either the calibrated latency (when
+/// `calibration` has a matching entry) or the capsule's roofline time.
 double kernelTime(const Capsule &capsule, const DeviceSpec &device,
-                  const NodeWork &work);
+                  const NodeWork &work,
+                  const CalibrationTable *calibration = nullptr);
 
 } // namespace fuel
 

@@ -11,6 +11,7 @@
 
 #include "fuel/IR/DType.h"
 #include "fuel/IR/Device.h"
+#include "fuel/Planner/Calibration.h"
 #include "fuel/Support/Diagnostics.h"
 
 #include <array>
@@ -45,6 +46,8 @@ struct Machine {
   std::string description;
   std::vector<DeviceSpec> devices;
   std::vector<LinkSpec> links;
+  /// Measured latencies that replace the roofline where they match.
+  std::optional<CalibrationTable> calibration;
 
   /// Index of `ref` in `devices`, or nullopt.
   std::optional<unsigned> indexOf(DeviceRef ref) const;
