@@ -80,6 +80,35 @@ static std::string hardFilter(const Graph &graph, NodeId node,
   return "";
 }
 
+/// Whether an operand reaches the node through a view that is not
+/// contiguous in general (transposes, slices, broadcasts): kernels that read
+/// strided inputs avoid a copy there.
+static bool hasStridedOperand(const Graph &graph, NodeId node) {
+  for (ValueRef v : graph.operands(node)) {
+    for (ValueRef at = v; isViewOp(graph.kind(at.node));
+         at = graph.operands(at.node)[0]) {
+      OpKind kind = graph.kind(at.node);
+      if (kind == OpKind::Transpose || kind == OpKind::Slice ||
+          kind == OpKind::BroadcastTo || kind == OpKind::Expand)
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Drops the candidates `keep` rejects, unless that would drop them all.
+template <typename Keep>
+static void preferWhereAny(std::vector<Candidate> &survivors, Keep keep,
+                           const char *reason, unsigned device,
+                           std::vector<Rejection> *rejections) {
+  if (!std::any_of(survivors.begin(), survivors.end(), keep))
+    return;
+  for (const Candidate &c : survivors)
+    if (!keep(c) && rejections)
+      rejections->push_back({c.capsule, device, reason});
+  std::erase_if(survivors, [&](const Candidate &c) { return !keep(c); });
+}
+
 static unsigned providerRank(const ExecutionConfig &config,
                              const Capsule &capsule) {
   auto it = std::find(config.preferredProviders.begin(),
@@ -97,6 +126,7 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
   NodeCandidates result;
   NodeWork work = estimateWork(graph, node, pricing);
   std::vector<DType> dtypes = kernelDTypes(graph, node);
+  bool strided = hasStridedOperand(graph, node);
   auto reject = [&](const Capsule *capsule, unsigned d, auto &&reason) {
     if (explain)
       result.rejections.push_back({capsule, d, std::string(reason)});
@@ -124,17 +154,17 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
            kernelTime(*capsule, device, work,
                       machine.calibration ? &*machine.calibration : nullptr)});
     }
-    // Soft preference: bit-stable kernels, where any survives.
-    if (config.preferBitStable &&
-        std::any_of(survivors.begin(), survivors.end(),
-                    [](const Candidate &c) { return c.capsule->bitStable; })) {
-      for (const Candidate &c : survivors)
-        if (!c.capsule->bitStable)
-          reject(c.capsule, d, "not bit-stable (bit-stable preferred)");
-      std::erase_if(survivors, [](const Candidate &c) {
-        return !c.capsule->bitStable;
-      });
-    }
+    // Soft preferences: they narrow the set but never empty it.
+    std::vector<Rejection> *log = explain ? &result.rejections : nullptr;
+    if (strided)
+      preferWhereAny(
+          survivors, [](const Candidate &c) { return c.capsule->stridedInputs; },
+          "reads only contiguous inputs (a strided view feeds this node)", d,
+          log);
+    if (config.preferBitStable)
+      preferWhereAny(
+          survivors, [](const Candidate &c) { return c.capsule->bitStable; },
+          "not bit-stable (bit-stable preferred)", d, log);
     // Best first; ties broken by provider preference, then id (stable plans).
     std::sort(survivors.begin(), survivors.end(),
               [&](const Candidate &a, const Candidate &b) {
@@ -146,19 +176,24 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
                   return ra < rb;
                 return a.capsule->id < b.capsule->id;
               });
-    // Pareto frontier over (time, relative error): walking by time, keep a
-    // candidate only if it is more precise than everything faster.
-    double bestError = kInfiniteCost;
-    unsigned kept = 0;
+    // Pareto frontier over (time, workspace, relative error): walking by
+    // time, keep a candidate unless a faster kept one is at least as good on
+    // both other terms; at most frontierCap per device.
+    size_t firstKept = result.frontier.size();
     for (const Candidate &c : survivors) {
-      if (c.capsule->maxRelativeError < bestError && kept < config.frontierCap) {
-        bestError = c.capsule->maxRelativeError;
+      bool dominated = std::any_of(
+          result.frontier.begin() + firstKept, result.frontier.end(),
+          [&](const Candidate &k) {
+            return k.capsule->workspaceBytes <= c.capsule->workspaceBytes &&
+                   k.capsule->maxRelativeError <= c.capsule->maxRelativeError;
+          });
+      if (!dominated &&
+          result.frontier.size() - firstKept < config.frontierCap)
         result.frontier.push_back(c);
-        ++kept;
-      } else {
+      else
         reject(c.capsule, d,
-               "dominated on (time, precision) or past the frontier cap");
-      }
+               "dominated on (time, workspace, precision) or past the "
+               "frontier cap");
     }
   }
   return result;

@@ -99,7 +99,7 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
   auto addBuffer = [&](ValueRef v, unsigned d, uint32_t def) {
     bufferOf[key(v, d)] = static_cast<int64_t>(memory.buffers.size());
     uint64_t size = static_cast<uint64_t>(pricing.bytes(graph, v));
-    memory.buffers.push_back({v, d, 0, size, def, def});
+    memory.buffers.push_back({v, false, d, 0, size, def, def});
   };
   auto use = [&](ValueRef v, unsigned d, uint32_t at) {
     int64_t b = bufferOf[key(v, d)];
@@ -138,6 +138,10 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
     }
     for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
       addBuffer({step.node, r}, step.device, position(s));
+    if (step.capsule && step.capsule->workspaceBytes != 0)
+      memory.buffers.push_back({{step.node, 0}, true, step.device, 0,
+                                step.capsule->workspaceBytes, position(s),
+                                position(s)});
     runCopies(s + 1, position(s) + 1);
   }
   // Outputs live to the end on the device they are delivered to.

@@ -123,9 +123,13 @@ uint64_t fuel::constantOffsets(const Graph &graph,
 std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   // Operand bindings: the buffer holding a value on a device, by root value.
   std::map<std::tuple<NodeId, uint32_t, unsigned>, size_t> bufferIndex;
+  std::map<NodeId, size_t> workspaceIndex;
   for (size_t b = 0; b < plan.memory.buffers.size(); ++b) {
     const PlannedBuffer &buffer = plan.memory.buffers[b];
-    bufferIndex[{buffer.value.node, buffer.value.result, buffer.device}] = b;
+    if (buffer.workspace)
+      workspaceIndex[buffer.value.node] = b;
+    else
+      bufferIndex[{buffer.value.node, buffer.value.result, buffer.device}] = b;
   }
   std::vector<uint64_t> weightOffsets;
   constantOffsets(graph, weightOffsets);
@@ -173,6 +177,8 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
       results.push_back(binding({step.node, r}, step.device));
     s["results"] = std::move(results);
+    if (auto it = workspaceIndex.find(step.node); it != workspaceIndex.end())
+      s["workspace_buffer"] = it->second;
     nlohmann::ordered_json alternatives = nlohmann::ordered_json::array();
     for (const Candidate &c : step.alternatives)
       alternatives.push_back({{"device", deviceName(plan, c.device)},
@@ -204,7 +210,8 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
     for (const PlannedBuffer &b : plan.memory.buffers)
       if (b.device == d)
-        buffers.push_back({{"value", valueName(graph, b.value)},
+        buffers.push_back({{"value", b.workspace ? valueName(graph, b.value) + " (workspace)"
+                                                 : valueName(graph, b.value)},
                            {"offset", b.offset},
                            {"size", b.size},
                            {"live", {b.firstUse, b.lastUse}}});

@@ -1,11 +1,13 @@
 //===- MachineParserFuzzer.cpp - libFuzzer target for machine files -------===//
 //
-// Arbitrary bytes as a fuel.machine file: no crash, no sanitizer report, and
-// every rejection comes with a diagnostic; an accepted machine has devices and
-// link matrices without NaNs.
+// Arbitrary bytes as a fuel.machine file (and as a calibration table and a
+// capsule manifest, the planner's other JSON inputs): no crash, no sanitizer
+// report, and every rejection comes with a diagnostic; an accepted machine
+// has devices and link matrices without NaNs.
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuel/Planner/Capsule.h"
 #include "fuel/Planner/Machine.h"
 
 #include <cmath>
@@ -16,6 +18,16 @@ using namespace fuel;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
+  DiagnosticEngine calibrationDiag;
+  if (!parseCalibrationJson(text, "fuzz.json", calibrationDiag) &&
+      !calibrationDiag.hadErrors())
+    std::abort();
+  DiagnosticEngine manifestDiag;
+  CapsuleRegistry registry;
+  if (failed(registry.addManifest(text, "fuzz.json", "/nonexistent",
+                                  manifestDiag)) &&
+      !manifestDiag.hadErrors())
+    std::abort();
   DiagnosticEngine diag;
   std::optional<Machine> machine = parseMachineJson(text, "fuzz.json", diag);
   if (!machine) {

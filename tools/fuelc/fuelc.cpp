@@ -131,6 +131,7 @@ int runPrint(const std::string &input, const std::string &output,
 struct PlanFlags {
   std::string machine = "host";
   std::string calibration;
+  std::string kernels = FUEL_KERNELS_DIR;
   std::string placer = "optimal";
   std::string emit; // Default: text, unless an artifact is written.
   std::string output;
@@ -250,6 +251,16 @@ std::optional<Machine> loadPlanningMachine(const PlanFlags &flags,
   return machine;
 }
 
+/// The generated kernels plus the manifests under --kernels.
+std::optional<CapsuleRegistry> loadRegistry(const PlanFlags &flags,
+                                            DiagnosticEngine &diag) {
+  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  if (!flags.kernels.empty() &&
+      failed(registry.addManifestDirectory(flags.kernels, diag)))
+    return std::nullopt;
+  return registry;
+}
+
 int runPlan(const std::string &input, const PlanFlags &flags,
             const DriverOptions &options) {
   ExecutionConfig config;
@@ -271,13 +282,15 @@ int runPlan(const std::string &input, const PlanFlags &flags,
       for (const DeviceSpec &d : machine->devices)
         routeDevices[0].push_back(d.ref);
   }
-  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  std::optional<CapsuleRegistry> registry = loadRegistry(flags, diag);
+  if (!registry)
+    return finishWithErrors(diag, options);
   std::vector<PlannedRoute> routes;
   for (size_t r = 0; r < routeDevices.size(); ++r) {
     ExecutionConfig routeConfig = config;
     routeConfig.allowedDevices = routeDevices[r];
     PlannedRoute route{routeDevices[r], {}};
-    if (failed(planGraph(file->graph, *machine, registry, routeConfig, diag,
+    if (failed(planGraph(file->graph, *machine, *registry, routeConfig, diag,
                          *file->locator, route.plan))) {
       if (!flags.routes.empty())
         diag.error({}, "route " + std::to_string(r) + " (" + flags.routes[r] +
@@ -337,11 +350,11 @@ int runExplain(const std::string &input, const PlanFlags &flags,
     }
   }
   ExecutionPlan plan;
-  CapsuleRegistry registry = CapsuleRegistry::builtin();
-  if (failed(planGraph(file->graph, *machine, registry, config, diag,
-                       *file->locator, plan)))
+  std::optional<CapsuleRegistry> registry = loadRegistry(flags, diag);
+  if (!registry || failed(planGraph(file->graph, *machine, *registry, config,
+                                    diag, *file->locator, plan)))
     return finishWithErrors(diag, options);
-  std::cout << explainPlan(file->graph, *machine, registry, config, plan, only);
+  std::cout << explainPlan(file->graph, *machine, *registry, config, plan, only);
   return kSuccess;
 }
 
@@ -426,6 +439,9 @@ void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags) {
       ->required();
   cmd->add_option("--machine", flags.machine,
                   "Built-in machine (see `fuelc targets`) or fuel.machine file")
+      ->capture_default_str();
+  cmd->add_option("--kernels", flags.kernels,
+                  "Directory of hand-written kernels' capsule manifests")
       ->capture_default_str();
   cmd->add_option("--calibration", flags.calibration,
                   "fuel.calibration file of measured kernel latencies");

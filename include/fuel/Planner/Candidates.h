@@ -3,8 +3,9 @@
 // For one node: every (device, capsule) pair the machine and registry offer,
 // run through the filter chain (hard: device allowed, dtype, device dtype
 // support, trust, precision floor, shape predicate; soft, never emptying the
-// set: bit-stable preference), priced, and cut to the per-device Pareto
-// frontier over (time, precision) with a crowding cap. Every rejection is
+// set: strided-input and bit-stable preferences), priced, and cut to the
+// per-device Pareto frontier over (time, workspace memory, precision) with a
+// crowding cap. Every rejection is
 // kept with its reason, so "no backend for this op" explains itself.
 //
 //===----------------------------------------------------------------------===//

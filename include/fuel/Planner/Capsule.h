@@ -13,6 +13,8 @@
 #include "fuel/IR/Device.h"
 #include "fuel/IR/DType.h"
 #include "fuel/IR/OpKind.h"
+#include "fuel/Support/Diagnostics.h"
+#include "fuel/Support/LogicalResult.h"
 
 #include <array>
 #include <cstdint>
@@ -57,6 +59,8 @@ struct Capsule {
   /// call on top of the device's launch overhead.
   double efficiency = 0.5;
   double fixedOverhead = 0;
+  /// Scratch memory the kernel needs on its device while it runs.
+  uint64_t workspaceBytes = 0;
   /// Content hash of the kernel's source (identifies the exact revision).
   std::string revision;
 
@@ -72,6 +76,14 @@ public:
   static CapsuleRegistry builtin();
 
   void add(Capsule capsule);
+  /// Adds the capsules of a fuel.capsules manifest (docs/capsule-format.md);
+  /// each capsule's revision is the SHA-256 of its kernel source file, which
+  /// is looked up relative to the manifest. Reports every problem.
+  LogicalResult addManifest(std::string_view text, std::string_view fileName,
+                            const std::string &baseDir, DiagnosticEngine &diag);
+  /// Adds every `*.json` manifest under `dir` (recursively, in path order).
+  LogicalResult addManifestDirectory(const std::string &dir,
+                                     DiagnosticEngine &diag);
   /// Indices into all() of the capsules for `op`, in registration order.
   const std::vector<uint32_t> &forOp(OpKind op) const {
     return byOp[static_cast<unsigned>(op)];

@@ -1,7 +1,7 @@
 //===- MemoryPlan.h - Per-device arenas with buffer reuse -------*- C++ -*-===//
 //
-// Every buffer of a plan (kernel results, graph inputs, copy destinations)
-// gets an offset in one arena per device. Buffers whose lifetimes (in plan
+// Every buffer of a plan (kernel results, graph inputs, copy destinations,
+// kernels' scratch workspaces) gets an offset in one arena per device. Buffers whose lifetimes (in plan
 // order) do not overlap share memory: allocation is simulated in plan order
 // with a best-fit free list that coalesces neighbours. Constants are not in
 // the arenas: they are loaded once per device that reads them and counted
@@ -23,7 +23,9 @@ struct ExecutionPlan;
 class SymbolPricing;
 
 struct PlannedBuffer {
+  /// The value held, or for a kernel's scratch memory, the node's result 0.
   ValueRef value;
+  bool workspace = false;
   unsigned device;
   uint64_t offset;
   uint64_t size;
