@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <cstdio>
 #include <fstream>
@@ -132,14 +133,14 @@ struct PlanFlags {
   std::string machine = "host";
   std::string calibration;
   std::string kernels = FUEL_KERNELS_DIR;
-  std::string placer = "optimal";
+  std::string policy;
   std::string emit; // Default: text, unless an artifact is written.
   std::string output;
   std::vector<std::string> allowDevices, pins, dims, preferProviders, routes;
-  std::string trust = "trusted-external";
-  double precisionFloor = std::numeric_limits<double>::infinity();
+  // Empty (or NaN, or false): not given; the policy file or default holds.
+  std::string placer, trust, inputResidency, outputResidency;
+  double precisionFloor = std::numeric_limits<double>::quiet_NaN();
   bool preferBitStable = false;
-  std::string inputResidency = "cpu:0", outputResidency = "cpu:0";
 };
 
 /// Splits "name=value" at the last '='.
@@ -181,7 +182,8 @@ bool parseRoutes(const PlanFlags &flags,
   return true;
 }
 
-/// Builds the ExecutionConfig; on a malformed flag prints why and fails.
+/// Builds the ExecutionConfig from the policy file (if any) and the flags
+/// given, which win; on a malformed flag prints why and fails.
 bool makeConfig(const PlanFlags &flags, ExecutionConfig &config) {
   auto usage = [](const std::string &message) {
     std::cerr << "fuelc: error: " << message << '\n';
@@ -193,6 +195,8 @@ bool makeConfig(const PlanFlags &flags, ExecutionConfig &config) {
       out = *d;
     return d.has_value();
   };
+  if (!flags.allowDevices.empty())
+    config.allowedDevices.clear();
   for (const std::string &text : flags.allowDevices) {
     DeviceRef d;
     if (!device(text, d))
@@ -218,24 +222,29 @@ bool makeConfig(const PlanFlags &flags, ExecutionConfig &config) {
                    "'");
     config.dims[name] = extent;
   }
-  std::optional<TrustLevel> trust = parseTrustLevel(flags.trust);
-  if (!trust)
-    return usage("--trust must be verified, checked, fuzzed or "
-                 "trusted-external, got '" +
-                 flags.trust + "'");
-  config.minimumTrust = *trust;
-  config.maxRelativeError = flags.precisionFloor;
-  config.preferBitStable = flags.preferBitStable;
-  config.preferredProviders = flags.preferProviders;
-  if (!device(flags.inputResidency, config.inputResidency))
+  if (!flags.trust.empty()) {
+    std::optional<TrustLevel> trust = parseTrustLevel(flags.trust);
+    if (!trust)
+      return usage("--trust must be verified, checked, fuzzed or "
+                   "trusted-external, got '" +
+                   flags.trust + "'");
+    config.minimumTrust = *trust;
+  }
+  if (!std::isnan(flags.precisionFloor))
+    config.maxRelativeError = flags.precisionFloor;
+  config.preferBitStable |= flags.preferBitStable;
+  if (!flags.preferProviders.empty())
+    config.preferredProviders = flags.preferProviders;
+  if (!flags.inputResidency.empty() &&
+      !device(flags.inputResidency, config.inputResidency))
     return usage("--input-residency: invalid device '" + flags.inputResidency +
                  "'");
-  if (!device(flags.outputResidency, config.outputResidency))
+  if (!flags.outputResidency.empty() &&
+      !device(flags.outputResidency, config.outputResidency))
     return usage("--output-residency: invalid device '" +
                  flags.outputResidency + "'");
-  config.placer = flags.placer == "greedy"     ? PlacerKind::Greedy
-                  : flags.placer == "chain-dp" ? PlacerKind::ChainDp
-                                               : PlacerKind::Optimal;
+  if (!flags.placer.empty())
+    config.placer = *parsePlacerKind(flags.placer);
   return true;
 }
 
@@ -263,12 +272,14 @@ std::optional<CapsuleRegistry> loadRegistry(const PlanFlags &flags,
 
 int runPlan(const std::string &input, const PlanFlags &flags,
             const DriverOptions &options) {
+  DiagnosticEngine diag;
+  installRenderer(diag, options);
   ExecutionConfig config;
+  if (!flags.policy.empty() && failed(loadPolicy(flags.policy, diag, config)))
+    return finishWithErrors(diag, options);
   std::vector<std::vector<DeviceRef>> routeDevices;
   if (!makeConfig(flags, config) || !parseRoutes(flags, routeDevices))
     return kUsageError;
-  DiagnosticEngine diag;
-  installRenderer(diag, options);
   std::optional<Machine> machine = loadPlanningMachine(flags, diag);
   if (!machine)
     return finishWithErrors(diag, options);
@@ -328,11 +339,13 @@ int runPlan(const std::string &input, const PlanFlags &flags,
 
 int runExplain(const std::string &input, const PlanFlags &flags,
                const std::string &node, const DriverOptions &options) {
-  ExecutionConfig config;
-  if (!makeConfig(flags, config))
-    return kUsageError;
   DiagnosticEngine diag;
   installRenderer(diag, options);
+  ExecutionConfig config;
+  if (!flags.policy.empty() && failed(loadPolicy(flags.policy, diag, config)))
+    return finishWithErrors(diag, options);
+  if (!makeConfig(flags, config))
+    return kUsageError;
   std::optional<Machine> machine = loadPlanningMachine(flags, diag);
   if (!machine)
     return finishWithErrors(diag, options);
@@ -445,11 +458,12 @@ void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags) {
       ->capture_default_str();
   cmd->add_option("--calibration", flags.calibration,
                   "fuel.calibration file of measured kernel latencies");
+  cmd->add_option("--policy", flags.policy,
+                  "fuel.policy file with the options below; flags given win");
   cmd->add_option("--placer", flags.placer,
-                  "optimal (min-cut / expansion), or the seeds' baselines "
-                  "greedy and chain-dp")
-      ->check(CLI::IsMember({"optimal", "greedy", "chain-dp"}))
-      ->capture_default_str();
+                  "optimal (min-cut / expansion; the default), or the seeds' "
+                  "baselines greedy and chain-dp")
+      ->check(CLI::IsMember({"optimal", "greedy", "chain-dp"}));
   cmd->add_option("--allow-device", flags.allowDevices,
                   "Only use these devices (repeatable; default: all)");
   cmd->add_option("--pin", flags.pins,
@@ -458,8 +472,7 @@ void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags) {
                   "SYMBOL=EXTENT: price a symbolic dim at EXTENT (repeatable)");
   cmd->add_option("--trust", flags.trust,
                   "Least trusted kernels allowed: verified, checked, fuzzed, "
-                  "trusted-external")
-      ->capture_default_str();
+                  "trusted-external (default)");
   cmd->add_option("--precision-floor", flags.precisionFloor,
                   "Reject kernels whose relative error may exceed this");
   cmd->add_flag("--prefer-bit-stable", flags.preferBitStable,
@@ -467,11 +480,9 @@ void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags) {
   cmd->add_option("--prefer-provider", flags.preferProviders,
                   "Kernel providers to prefer on ties, most preferred first");
   cmd->add_option("--input-residency", flags.inputResidency,
-                  "Device graph inputs arrive on")
-      ->capture_default_str();
+                  "Device graph inputs arrive on (default cpu:0)");
   cmd->add_option("--output-residency", flags.outputResidency,
-                  "Device graph outputs are delivered to")
-      ->capture_default_str();
+                  "Device graph outputs are delivered to (default cpu:0)");
 }
 
 int runDriver(int argc, char **argv) {

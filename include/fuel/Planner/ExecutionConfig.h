@@ -10,6 +10,8 @@
 #include "fuel/IR/Device.h"
 #include "fuel/Planner/Capsule.h"
 #include "fuel/Planner/Placement.h"
+#include "fuel/Support/Diagnostics.h"
+#include "fuel/Support/LogicalResult.h"
 
 #include <limits>
 #include <map>
@@ -41,6 +43,15 @@ struct ExecutionConfig {
   /// Candidates kept per node and device on the Pareto frontier.
   unsigned frontierCap = 3;
 };
+
+/// Reads a fuel.policy file (docs/cli.md) into `config`, overwriting the
+/// members it sets; reports every problem with its location.
+LogicalResult parsePolicyJson(std::string_view text, std::string_view fileName,
+                              DiagnosticEngine &diag, ExecutionConfig &config);
+LogicalResult loadPolicy(const std::string &path, DiagnosticEngine &diag,
+                         ExecutionConfig &config);
+
+std::optional<PlacerKind> parsePlacerKind(std::string_view name);
 
 } // namespace fuel
 
