@@ -89,7 +89,27 @@ double MaxFlow::augment(uint32_t source, uint32_t sink, double limit) {
 }
 
 double MaxFlow::run(uint32_t source, uint32_t sink) {
+  // Paths s -> v -> t of length two (a node's costs on either side) are
+  // saturated up front: in placement graphs that is most of the flow, and
+  // it leaves Dinic only the transfers to resolve.
   double flow = 0;
+  std::vector<uint32_t> toSink(firstEdge.size(), kNone);
+  for (uint32_t e = firstEdge[sink]; e != kNone; e = edges[e].next)
+    toSink[edges[e].to] = e ^ 1; // The forward edge v -> sink.
+  for (uint32_t e = firstEdge[source]; e != kNone; e = edges[e].next) {
+    uint32_t v = edges[e].to, back = toSink[v];
+    if (back == kNone || edges[e].capacity <= kEpsilon)
+      continue;
+    double push = std::min(edges[e].capacity, edges[back].capacity);
+    if (push <= kEpsilon || push >= kInfinity)
+      continue;
+    for (uint32_t f : {e, back}) {
+      if (edges[f].capacity < kInfinity)
+        edges[f].capacity -= push;
+      edges[f ^ 1].capacity += push;
+    }
+    flow += push;
+  }
   while (buildLevels(source, sink)) {
     cursor = firstEdge;
     double pushed = augment(source, sink, kInfinity);

@@ -1,13 +1,14 @@
 //===- MachineParserFuzzer.cpp - libFuzzer target for machine files -------===//
 //
-// Arbitrary bytes as a fuel.machine file (and as a calibration table and a
-// capsule manifest, the planner's other JSON inputs): no crash, no sanitizer
+// Arbitrary bytes as a fuel.machine file (and as a calibration table, a
+// capsule manifest and a policy, the planner's other JSON inputs): no crash, no sanitizer
 // report, and every rejection comes with a diagnostic; an accepted machine
 // has devices and link matrices without NaNs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuel/Planner/Capsule.h"
+#include "fuel/Planner/ExecutionConfig.h"
 #include "fuel/Planner/Machine.h"
 
 #include <cmath>
@@ -27,6 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (failed(registry.addManifest(text, "fuzz.json", "/nonexistent",
                                   manifestDiag)) &&
       !manifestDiag.hadErrors())
+    std::abort();
+  DiagnosticEngine policyDiag;
+  ExecutionConfig config;
+  if (failed(parsePolicyJson(text, "fuzz.json", policyDiag, config)) &&
+      !policyDiag.hadErrors())
     std::abort();
   DiagnosticEngine diag;
   std::optional<Machine> machine = parseMachineJson(text, "fuzz.json", diag);
