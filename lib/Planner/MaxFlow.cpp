@@ -14,6 +14,11 @@ using namespace fuel;
 /// Flow below this is numerical noise (capacities are seconds).
 static constexpr double kEpsilon = 1e-15;
 
+void MaxFlow::reserve(size_t nodes, size_t numEdges) {
+  firstEdge.reserve(nodes);
+  edges.reserve(2 * numEdges); // Each edge has its residual twin.
+}
+
 uint32_t MaxFlow::addNode() {
   firstEdge.push_back(kNone);
   return static_cast<uint32_t>(firstEdge.size() - 1);

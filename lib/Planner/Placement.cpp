@@ -302,10 +302,20 @@ static void addTransferTerms(MaxFlow &flow, uint32_t u,
 static PlacementResult placeTwoDevices(const PlacementProblem &p) {
   uint32_t n = p.numNodes();
   MaxFlow flow(n + 2);
+  size_t consumers = 0;
+  for (const PlacementProblem::Value &value : p.values())
+    consumers += value.consumers.size();
+  flow.reserve(n + 2 + 2 * p.values().size(),
+               2 * n + 2 * (p.values().size() + consumers));
   uint32_t source = n, sink = n + 1;
+  double offset = 0; // Each node's cheapest cost, paid whatever the cut.
   for (uint32_t node = 0; node < n; ++node) {
-    flow.addEdge(node, sink, p.nodeCost(node, 0));
-    flow.addEdge(source, node, p.nodeCost(node, 1));
+    double base = std::min(p.nodeCost(node, 0), p.nodeCost(node, 1));
+    if (!std::isfinite(base))
+      return PlacementResult(); // Admissible nowhere.
+    offset += base;
+    flow.addEdge(node, sink, p.nodeCost(node, 0) - base);
+    flow.addEdge(source, node, p.nodeCost(node, 1) - base);
   }
   for (uint32_t v = 0; v < p.values().size(); ++v) {
     const PlacementProblem::Value &value = p.values()[v];
@@ -317,6 +327,7 @@ static PlacementResult placeTwoDevices(const PlacementProblem &p) {
   double cut = flow.run(source, sink);
   if (cut >= MaxFlow::kInfinity)
     return result; // No placement satisfies every pin and capability.
+  cut += offset;
   result.labels.resize(n);
   for (uint32_t node = 0; node < n; ++node)
     result.labels[node] = flow.onSourceSide(node) ? 0 : 1;
@@ -345,6 +356,11 @@ static PlacementResult placeOnLine(const PlacementProblem &p) {
   unsigned k = p.numDevices();
   const std::vector<unsigned> &order = p.linePath();
   MaxFlow flow(2 + n * (k - 1));
+  size_t consumers = 0;
+  for (const PlacementProblem::Value &value : p.values())
+    consumers += value.consumers.size();
+  flow.reserve(2 + n * (k - 1) + 2 * (k - 1) * p.values().size(),
+               2 * k * n + 2 * (k - 1) * (p.values().size() + consumers));
   uint32_t source = 0, sink = 1;
   auto vertex = [&](uint32_t node, unsigned i) -> uint32_t {
     if (i == 0)
@@ -353,24 +369,32 @@ static PlacementResult placeOnLine(const PlacementProblem &p) {
       return sink;
     return 2 + node * (k - 1) + (i - 1);
   };
-  for (uint32_t node = 0; node < n; ++node)
+  double offset = 0; // Each node's cheapest cost, paid whatever the cut.
+  for (uint32_t node = 0; node < n; ++node) {
+    double base = kInfiniteCost;
+    for (unsigned d = 0; d < k; ++d)
+      base = std::min(base, p.nodeCost(node, d));
+    if (!std::isfinite(base))
+      return PlacementResult(); // Admissible nowhere.
+    offset += base;
     for (unsigned i = 0; i < k; ++i) {
       flow.addEdge(vertex(node, i), vertex(node, i + 1),
-                   p.nodeCost(node, order[i]));
+                   p.nodeCost(node, order[i]) - base);
       flow.addEdge(vertex(node, i + 1), vertex(node, i), MaxFlow::kInfinity);
     }
-  std::vector<uint32_t> consumers;
+  }
+  std::vector<uint32_t> boundary;
   for (uint32_t v = 0; v < p.values().size(); ++v) {
     const PlacementProblem::Value &value = p.values()[v];
     for (unsigned i = 0; i + 1 < k; ++i) {
-      consumers.clear();
+      boundary.clear();
       for (uint32_t w : value.consumers)
-        consumers.push_back(vertex(w, i + 1));
+        boundary.push_back(vertex(w, i + 1));
       // Source side of X(i+1) = beyond the link: a producer below it with a
       // consumer beyond pays the forward hop, and vice versa.
       double forward = p.transferHops(v, order[i], uint64_t(1) << order[i + 1])[0].cost;
       double backward = p.transferHops(v, order[i + 1], uint64_t(1) << order[i])[0].cost;
-      addTransferTerms(flow, vertex(value.producer, i + 1), consumers, backward,
+      addTransferTerms(flow, vertex(value.producer, i + 1), boundary, backward,
                        forward);
     }
   }
@@ -379,6 +403,7 @@ static PlacementResult placeOnLine(const PlacementProblem &p) {
   double cut = flow.run(source, sink);
   if (cut >= MaxFlow::kInfinity)
     return result;
+  cut += offset;
   result.labels.resize(n);
   for (uint32_t node = 0; node < n; ++node) {
     unsigned position = 0;

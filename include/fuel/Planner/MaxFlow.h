@@ -8,6 +8,7 @@
 #ifndef FUEL_PLANNER_MAXFLOW_H
 #define FUEL_PLANNER_MAXFLOW_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -20,6 +21,9 @@ public:
 
   explicit MaxFlow(uint32_t numNodes) : firstEdge(numNodes, kNone) {}
 
+  /// Pre-sizes for `nodes` vertices and `edges` edges (avoids regrowing
+  /// million-edge arrays).
+  void reserve(size_t nodes, size_t edges);
   uint32_t addNode();
   uint32_t numNodes() const { return static_cast<uint32_t>(firstEdge.size()); }
   /// Adds a directed edge (and its residual twin); zero capacities are
