@@ -177,3 +177,9 @@ size_t Graph::memoryFootprint() const {
          bytes(resultPool) + bytes(dimPool) + bytes(intPool) +
          stringPool.capacity() + bytes(constants) + bytes(graphOutputs);
 }
+
+ValueRef fuel::bufferRoot(const Graph &graph, ValueRef value) {
+  while (isViewOp(graph.kind(value.node)))
+    value = graph.operands(value.node)[0];
+  return value;
+}

@@ -57,13 +57,7 @@ public:
   }
 
   SourceLocation at(size_t offset, std::string pointer) const {
-    SourceLocation loc;
-    loc.file = fileName;
-    LineColumn lc = lines.lookup(offset);
-    loc.line = lc.line;
-    loc.column = lc.column;
-    loc.pointer = std::move(pointer);
-    return loc;
+    return locateOffset(lines, fileName, offset, std::move(pointer));
   }
 
   SourceLocation locate(const Graph &graph, NodeId node,

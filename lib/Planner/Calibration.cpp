@@ -36,12 +36,7 @@ public:
   using JsonDocumentParser::JsonDocumentParser;
 
   std::optional<CalibrationTable> parse() {
-    bool alive = parseDocument() && reader.expectEnd();
-    if (!alive && reader.failed())
-      syntaxError();
-    bool ok = alive && !hasPendingErrors();
-    flushDiagnostics();
-    if (!ok)
+    if (!finish(parseDocument()))
       return std::nullopt;
     return std::move(table);
   }
@@ -49,92 +44,20 @@ public:
 private:
   bool parseDocument();
   bool parseEntry();
-  /// Reads a string member value; false on a syntax error.
-  bool readText(std::string &out, bool &valid) {
-    bool alive = true;
-    if (!expect(JsonKind::String, "a string", alive)) {
-      valid = false;
-      return alive;
-    }
-    std::string_view s;
-    if (!reader.readString(s))
-      return syntaxError();
-    out = s;
-    return true;
-  }
-  bool readPositive(double &out, bool &valid) {
-    bool alive = true;
-    size_t offset = reader.offset();
-    if (!expect(JsonKind::Number, "a number", alive)) {
-      valid = false;
-      return alive;
-    }
-    JsonNumber n;
-    if (!reader.readNumber(n))
-      return syntaxError();
-    if (!(n.real > 0)) {
-      errorAt(offset, "expected a positive number, got " + literal(offset));
-      valid = false;
-    }
-    out = n.real;
-    return true;
-  }
 
   CalibrationTable table;
 };
 } // namespace
 
 bool CalibrationParser::parseDocument() {
-  bool alive = true;
-  if (!expect(JsonKind::Object, "a JSON object at the top level", alive))
-    return false;
-  size_t start = reader.offset();
-  reader.beginObject();
-  bool sawFormat = false, sawVersion = false;
-  std::string_view key;
-  while (alive && reader.nextMember(key)) {
-    size_t offset = reader.offset();
-    bool valid = true;
-    if (key == "format") {
-      auto s = scope("format");
-      std::string format;
-      alive = readText(format, valid);
-      sawFormat = true;
-      if (valid && format != "fuel.calibration")
-        errorAt(offset, "unknown format '" + format +
-                            "' (expected \"fuel.calibration\")");
-    } else if (key == "version") {
-      auto s = scope("version");
-      double version = 0;
-      alive = readPositive(version, valid);
-      sawVersion = true;
-      if (valid && version != 1) {
-        errorAt(offset, "unsupported calibration format version " +
-                            literal(offset) + " (this fuelc reads version 1)");
-        return false;
-      }
-    } else if (key == "entries") {
-      auto s = scope("entries");
-      if (!expect(JsonKind::Array, "an array", alive))
-        continue;
-      reader.beginArray();
-      for (int64_t i = 0; alive && reader.nextElement(); ++i) {
-        auto e = scope(i);
-        alive = parseEntry();
-      }
-      alive = alive && (!reader.failed() || syntaxError());
-    } else {
-      alive = unknownMember(offset, key, "calibration",
-                            "format, version, entries");
-    }
-  }
-  if (!alive || reader.failed())
-    return false;
-  if (!sawFormat)
-    errorAt(start, "missing member 'format' (must be \"fuel.calibration\")");
-  if (!sawVersion)
-    errorAt(start, "missing member 'version'");
-  return true;
+  return readDocument("fuel.calibration", "calibration format",
+                      [&](std::string_view key, size_t offset) {
+                        if (key != "entries")
+                          return unknownMember(offset, key, "calibration",
+                                               "format, version, entries");
+                        auto s = scope("entries");
+                        return forEachElement([&] { return parseEntry(); });
+                      });
 }
 
 bool CalibrationParser::parseEntry() {
@@ -182,11 +105,11 @@ bool CalibrationParser::parseEntry() {
     } else if (key == "elements") {
       auto s = scope("elements");
       sawElements = true;
-      alive = readPositive(entry.elements, valid);
+      alive = readNumberAtLeast(entry.elements, valid, 0, true);
     } else if (key == "latency") {
       auto s = scope("latency");
       sawLatency = true;
-      alive = readPositive(entry.latency, valid);
+      alive = readNumberAtLeast(entry.latency, valid, 0, true);
     } else {
       alive = unknownMember(offset, key, "calibration entry",
                             "op, dtype, backend, provider, elements, latency");
@@ -213,13 +136,9 @@ fuel::parseCalibrationJson(std::string_view text, std::string_view fileName,
 
 std::optional<CalibrationTable> fuel::loadCalibration(const std::string &path,
                                                       DiagnosticEngine &diag) {
-  std::string error;
-  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(path, error);
-  if (!buffer) {
-    SourceLocation loc;
-    loc.file = path;
-    diag.error(std::move(loc), "cannot read calibration file: " + error);
+  std::shared_ptr<const FileBuffer> buffer =
+      openInputFile(path, "calibration", diag);
+  if (!buffer)
     return std::nullopt;
-  }
   return parseCalibrationJson(buffer->text(), path, diag);
 }

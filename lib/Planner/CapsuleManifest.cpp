@@ -26,12 +26,7 @@ public:
       : JsonDocumentParser(text, fileName, diag), baseDir(baseDir) {}
 
   std::optional<std::vector<Capsule>> parse() {
-    bool alive = parseDocument() && reader.expectEnd();
-    if (!alive && reader.failed())
-      syntaxError();
-    bool ok = alive && !hasPendingErrors();
-    flushDiagnostics();
-    if (!ok)
+    if (!finish(parseDocument()))
       return std::nullopt;
     return std::move(capsules);
   }
@@ -39,108 +34,21 @@ public:
 private:
   bool parseDocument();
   bool parseCapsule();
-  bool readText(std::string &out, bool &valid);
-  bool readNumber(double &out, bool &valid, double min);
-  bool readFlag(bool &out, bool &valid);
 
   std::string baseDir;
   std::vector<Capsule> capsules;
 };
 } // namespace
 
-bool ManifestParser::readText(std::string &out, bool &valid) {
-  bool alive = true;
-  if (!expect(JsonKind::String, "a string", alive)) {
-    valid = false;
-    return alive;
-  }
-  std::string_view s;
-  if (!reader.readString(s))
-    return syntaxError();
-  out = s;
-  return true;
-}
-
-bool ManifestParser::readNumber(double &out, bool &valid, double min) {
-  bool alive = true;
-  size_t offset = reader.offset();
-  if (!expect(JsonKind::Number, "a number", alive)) {
-    valid = false;
-    return alive;
-  }
-  JsonNumber n;
-  if (!reader.readNumber(n))
-    return syntaxError();
-  if (n.real < min) {
-    errorAt(offset, std::string(min == 0 ? "expected a non-negative number"
-                                         : "expected a number of at least 1") +
-                        ", got " + literal(offset));
-    valid = false;
-  }
-  out = n.real;
-  return true;
-}
-
-bool ManifestParser::readFlag(bool &out, bool &valid) {
-  bool alive = true;
-  if (!expect(JsonKind::Bool, "a boolean", alive)) {
-    valid = false;
-    return alive;
-  }
-  return reader.readBool(out) || syntaxError();
-}
-
 bool ManifestParser::parseDocument() {
-  bool alive = true;
-  if (!expect(JsonKind::Object, "a JSON object at the top level", alive))
-    return false;
-  size_t start = reader.offset();
-  reader.beginObject();
-  bool sawFormat = false, sawVersion = false;
-  std::string_view key;
-  while (alive && reader.nextMember(key)) {
-    size_t offset = reader.offset();
-    bool valid = true;
-    if (key == "format") {
-      auto s = scope("format");
-      std::string format;
-      alive = readText(format, valid);
-      sawFormat = true;
-      if (valid && format != "fuel.capsules")
-        errorAt(offset, "unknown format '" + format +
-                            "' (expected \"fuel.capsules\")");
-    } else if (key == "version") {
-      auto s = scope("version");
-      double version = 0;
-      alive = readNumber(version, valid, 0);
-      sawVersion = true;
-      if (valid && version != 1) {
-        errorAt(offset, "unsupported capsule manifest version " +
-                            literal(offset) + " (this fuelc reads version 1)");
-        return false;
-      }
-    } else if (key == "capsules") {
-      auto s = scope("capsules");
-      if (!expect(JsonKind::Array, "an array", alive))
-        continue;
-      reader.beginArray();
-      for (int64_t i = 0; alive && reader.nextElement(); ++i) {
-        auto e = scope(i);
-        alive = parseCapsule();
-      }
-      alive = alive && (!reader.failed() || syntaxError());
-    } else {
-      alive = unknownMember(offset, key, "capsule manifest",
-                            "format, version, capsules");
-    }
-  }
-  if (!alive || reader.failed())
-    return false;
-  if (!sawFormat)
-    errorAt(start, "missing member 'format' (must be \"fuel.capsules\")");
-  if (!sawVersion)
-    errorAt(start, "missing member 'version'");
-  return true;
+  return readDocument("fuel.capsules", "capsule manifest",
+                      [&](std::string_view key, size_t offset) {
+                        if (key != "capsules")
+                          return unknownMember(offset, key, "capsule manifest",
+                                               "format, version, capsules");
+                        auto s = scope("capsules");
+                        return forEachElement([&] { return parseCapsule(); });
+                      });
 }
 
 bool ManifestParser::parseCapsule() {
@@ -189,23 +97,20 @@ bool ManifestParser::parseCapsule() {
       }
     } else if (member == "dtypes") {
       sawDTypes = true;
-      if (!expect(JsonKind::Array, "an array of dtype names", alive)) {
-        valid = false;
-        continue;
-      }
-      reader.beginArray();
-      for (int64_t i = 0; alive && reader.nextElement(); ++i) {
-        auto e = scope(i);
+      alive = forEachElement([&] {
         size_t at = reader.offset();
-        alive = readText(text, valid);
-        if (std::optional<DType> t = parseDType(text))
+        bool isString = true;
+        if (!readText(text, isString))
+          return false;
+        if (std::optional<DType> t = parseDType(text); t && isString) {
           c.dtypes |= 1u << static_cast<unsigned>(*t);
-        else if (alive) {
-          errorAt(at, "unknown dtype '" + text + "'");
+        } else {
+          if (isString)
+            errorAt(at, "unknown dtype '" + text + "'");
           valid = false;
         }
-      }
-      alive = alive && (!reader.failed() || syntaxError());
+        return true;
+      });
     } else if (member == "provider") {
       alive = readText(c.provider, valid);
     } else if (member == "trust") {
@@ -219,28 +124,28 @@ bool ManifestParser::parseCapsule() {
         valid = false;
       }
     } else if (member == "max_relative_error") {
-      alive = readNumber(c.maxRelativeError, valid, 0);
+      alive = readNumberAtLeast(c.maxRelativeError, valid, 0, false);
     } else if (member == "bit_stable") {
       alive = readFlag(c.bitStable, valid);
     } else if (member == "strided_inputs") {
       alive = readFlag(c.stridedInputs, valid);
     } else if (member == "max_rank") {
-      alive = readNumber(number, valid, 0);
+      alive = readNumberAtLeast(number, valid, 0, false);
       c.predicate.maxRank = static_cast<unsigned>(std::min(number, 64.0));
     } else if (member == "max_elements") {
-      alive = readNumber(number, valid, 1);
+      alive = readNumberAtLeast(number, valid, 1, false);
       c.predicate.maxElements =
           static_cast<int64_t>(std::min(number, double(int64_t(1) << 59)));
     } else if (member == "efficiency") {
-      alive = readNumber(c.efficiency, valid, 0);
+      alive = readNumberAtLeast(c.efficiency, valid, 0, false);
       if (valid && (c.efficiency <= 0 || c.efficiency > 1)) {
         errorAt(offset, "efficiency must be in (0, 1], got " + literal(offset));
         valid = false;
       }
     } else if (member == "fixed_overhead") {
-      alive = readNumber(c.fixedOverhead, valid, 0);
+      alive = readNumberAtLeast(c.fixedOverhead, valid, 0, false);
     } else if (member == "workspace_bytes") {
-      alive = readNumber(number, valid, 0);
+      alive = readNumberAtLeast(number, valid, 0, false);
       c.workspaceBytes = static_cast<uint64_t>(number);
     } else if (member == "source") {
       sawSource = true;
@@ -319,12 +224,9 @@ LogicalResult CapsuleRegistry::addManifestDirectory(const std::string &dir,
   std::sort(manifests.begin(), manifests.end()); // Deterministic order.
   bool ok = true;
   for (const std::filesystem::path &path : manifests) {
-    std::string error;
-    std::shared_ptr<const FileBuffer> text = FileBuffer::open(path, error);
+    std::shared_ptr<const FileBuffer> text =
+        openInputFile(path.string(), "capsule manifest", diag);
     if (!text) {
-      SourceLocation loc;
-      loc.file = path.string();
-      diag.error(std::move(loc), "cannot read capsule manifest: " + error);
       ok = false;
       continue;
     }

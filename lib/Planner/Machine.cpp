@@ -41,14 +41,10 @@ public:
   using JsonDocumentParser::JsonDocumentParser;
 
   std::optional<Machine> parse() {
-    bool alive = parseDocument() && reader.expectEnd();
-    if (!alive && reader.failed())
-      syntaxError();
-    if (alive)
+    bool alive = parseDocument();
+    if (alive && !reader.failed())
       checkLinks();
-    bool ok = alive && !hasPendingErrors();
-    flushDiagnostics();
-    if (!ok)
+    if (!finish(alive))
       return std::nullopt;
     return std::move(machine);
   }
@@ -58,8 +54,6 @@ private:
   bool parseDevice(DeviceSpec &device);
   bool parseLink(LinkSpec &link, size_t start);
   bool parseDeviceRef(DeviceRef &ref, bool &valid);
-  bool parsePositive(double &value, bool allowZero, bool &valid);
-  bool parseString(std::string &out, bool &valid);
   void checkLinks();
 
   Machine machine;
@@ -67,44 +61,11 @@ private:
 };
 } // namespace
 
-bool MachineJsonParser::parseString(std::string &out, bool &valid) {
-  bool alive = true;
-  if (!expect(JsonKind::String, "a string", alive)) {
-    valid = false;
-    return alive;
-  }
-  std::string_view s;
-  if (!reader.readString(s))
-    return syntaxError();
-  out = s;
-  return true;
-}
-
-bool MachineJsonParser::parsePositive(double &value, bool allowZero,
-                                      bool &valid) {
-  bool alive = true;
-  size_t offset = reader.offset();
-  if (!expect(JsonKind::Number, "a number", alive)) {
-    valid = false;
-    return alive;
-  }
-  JsonNumber n;
-  if (!reader.readNumber(n))
-    return syntaxError();
-  if (!(n.real > 0 || (allowZero && n.real == 0)) || !std::isfinite(n.real)) {
-    errorAt(offset, "expected a " + std::string(allowZero ? "non-negative" : "positive") +
-                        " number, got " + literal(offset));
-    valid = false;
-  }
-  value = n.real;
-  return true;
-}
-
 bool MachineJsonParser::parseDeviceRef(DeviceRef &ref, bool &valid) {
   size_t offset = reader.offset();
   std::string text;
   bool ok = true;
-  if (!parseString(text, ok))
+  if (!readText(text, ok))
     return false;
   if (!ok) {
     valid = false;
@@ -122,76 +83,35 @@ bool MachineJsonParser::parseDeviceRef(DeviceRef &ref, bool &valid) {
 }
 
 bool MachineJsonParser::parseDocument() {
-  bool alive = true;
-  if (!expect(JsonKind::Object, "a JSON object at the top level", alive))
-    return false;
-  size_t start = reader.offset();
-  reader.beginObject();
-  bool sawFormat = false, sawVersion = false, sawDevices = false;
-  std::string_view key;
-  while (alive && reader.nextMember(key)) {
-    size_t offset = reader.offset();
-    bool valid = true;
-    if (key == "format") {
-      auto s = scope("format");
-      std::string format;
-      alive = parseString(format, valid);
-      sawFormat = true;
-      if (valid && format != "fuel.machine")
-        errorAt(offset, "unknown format '" + format +
-                            "' (expected \"fuel.machine\")");
-    } else if (key == "version") {
-      auto s = scope("version");
-      double version = 0;
-      alive = parsePositive(version, false, valid);
-      sawVersion = true;
-      if (valid && version != 1) {
-        errorAt(offset, "unsupported machine format version " +
-                            literal(offset) + " (this fuelc reads version 1)");
-        return false;
-      }
-    } else if (key == "name" || key == "description") {
-      auto s = scope(key == "name" ? "name" : "description");
-      alive = parseString(key == "name" ? machine.name : machine.description,
+  bool ok = readDocument(
+      "fuel.machine", "machine format", [&](std::string_view key, size_t offset) {
+        bool valid = true;
+        if (key == "name" || key == "description") {
+          auto s = scope(key == "name" ? "name" : "description");
+          return readText(key == "name" ? machine.name : machine.description,
                           valid);
-    } else if (key == "devices" || key == "links") {
-      bool devices = key == "devices";
-      auto s = scope(devices ? "devices" : "links");
-      sawDevices |= devices;
-      if (!expect(JsonKind::Array, "an array", alive))
-        continue;
-      reader.beginArray();
-      for (int64_t i = 0; alive && reader.nextElement(); ++i) {
-        auto e = scope(i);
-        size_t at = reader.offset();
-        if (devices) {
-          DeviceSpec device;
-          deviceOffsets.push_back(at);
-          alive = parseDevice(device);
-          machine.devices.push_back(std::move(device));
-        } else {
-          LinkSpec link;
-          linkOffsets.push_back(at);
-          alive = parseLink(link, at);
-          machine.links.push_back(link);
         }
-      }
-      alive = alive && (!reader.failed() || syntaxError());
-    } else {
-      alive = unknownMember(offset, key, "machine",
-                            "format, version, name, description, devices, "
-                            "links");
-    }
-  }
-  if (!alive || reader.failed())
-    return false;
-  if (!sawFormat)
-    errorAt(start, "missing member 'format' (must be \"fuel.machine\")");
-  if (!sawVersion)
-    errorAt(start, "missing member 'version'");
-  if (!sawDevices || machine.devices.empty())
-    errorAt(start, "a machine needs at least one device");
-  return true;
+        if (key != "devices" && key != "links")
+          return unknownMember(offset, key, "machine",
+                               "format, version, name, description, devices, "
+                               "links");
+        bool devices = key == "devices";
+        auto s = scope(devices ? "devices" : "links");
+        return forEachElement([&] {
+          size_t at = reader.offset();
+          if (devices) {
+            deviceOffsets.push_back(at);
+            machine.devices.emplace_back();
+            return parseDevice(machine.devices.back());
+          }
+          linkOffsets.push_back(at);
+          machine.links.emplace_back();
+          return parseLink(machine.links.back(), at);
+        });
+      });
+  if (ok && machine.devices.empty())
+    errorAt(documentStart, "a machine needs at least one device");
+  return ok;
 }
 
 bool MachineJsonParser::parseDevice(DeviceSpec &device) {
@@ -218,7 +138,7 @@ bool MachineJsonParser::parseDevice(DeviceSpec &device) {
       }
     } else if (key == "name" || key == "target") {
       auto s = scope(key == "name" ? "name" : "target");
-      alive = parseString(key == "name" ? device.name : device.target, valid);
+      alive = readText(key == "name" ? device.name : device.target, valid);
     } else if (key == "peak_flops") {
       auto s = scope("peak_flops");
       sawFlops = true;
@@ -236,21 +156,21 @@ bool MachineJsonParser::parseDevice(DeviceSpec &device) {
           continue;
         }
         auto d = scope(fuel::dtypeName(*dtype));
-        alive = parsePositive(device.peakFlops[static_cast<unsigned>(*dtype)],
-                              true, valid);
+        alive = readNumberAtLeast(
+            device.peakFlops[static_cast<unsigned>(*dtype)], valid, 0, false);
       }
       alive = alive && (!reader.failed() || syntaxError());
     } else if (key == "memory_bandwidth") {
       auto s = scope("memory_bandwidth");
       sawBandwidth = true;
-      alive = parsePositive(device.memoryBandwidth, false, valid);
+      alive = readNumberAtLeast(device.memoryBandwidth, valid, 0, true);
     } else if (key == "memory_capacity") {
       auto s = scope("memory_capacity");
       sawCapacity = true;
-      alive = parsePositive(device.memoryCapacity, false, valid);
+      alive = readNumberAtLeast(device.memoryCapacity, valid, 0, true);
     } else if (key == "launch_overhead") {
       auto s = scope("launch_overhead");
-      alive = parsePositive(device.launchOverhead, true, valid);
+      alive = readNumberAtLeast(device.launchOverhead, valid, 0, false);
     } else {
       alive = unknownMember(offset, key, "device",
                             "id, name, target, peak_flops, memory_bandwidth, "
@@ -286,10 +206,10 @@ bool MachineJsonParser::parseLink(LinkSpec &link, size_t start) {
     } else if (key == "bandwidth") {
       auto s = scope("bandwidth");
       sawBandwidth = true;
-      alive = parsePositive(link.bandwidth, false, valid);
+      alive = readNumberAtLeast(link.bandwidth, valid, 0, true);
     } else if (key == "latency") {
       auto s = scope("latency");
-      alive = parsePositive(link.latency, true, valid);
+      alive = readNumberAtLeast(link.latency, valid, 0, false);
     } else {
       alive = unknownMember(offset, key, "link",
                             "from, to, bandwidth, latency");
@@ -333,6 +253,7 @@ std::optional<Machine> fuel::loadMachine(const std::string &nameOrPath,
   std::string error;
   std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(nameOrPath, error);
   if (!buffer) {
+    // Not openInputFile: a missing machine is often a mistyped preset name.
     std::string presets;
     for (std::string_view name : machinePresetNames())
       presets += (presets.empty() ? "" : ", ") + std::string(name);

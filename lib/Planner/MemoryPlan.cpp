@@ -10,12 +10,6 @@
 using namespace fuel;
 
 namespace {
-/// The buffer a value really lives in: views are followed to their source.
-ValueRef rootOf(const Graph &graph, ValueRef v) {
-  while (isViewOp(graph.kind(v.node)))
-    v = graph.operands(v.node)[0];
-  return v;
-}
 
 /// First-fit-by-size free list over one arena, coalescing on free.
 class Arena {
@@ -125,7 +119,7 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlannedStep &step = plan.steps[s];
     for (ValueRef v : graph.operands(step.node)) {
-      ValueRef root = rootOf(graph, v);
+      ValueRef root = bufferRoot(graph, v);
       if (graph.kind(root.node) == OpKind::Constant) {
         if (!constantOn[root.node * k + step.device]) {
           constantOn[root.node * k + step.device] = true;
@@ -147,7 +141,7 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
   // Outputs live to the end on the device they are delivered to.
   uint32_t end = position(plan.steps.size());
   for (ValueRef out : graph.outputs())
-    use(rootOf(graph, out), plan.outputDevice, end);
+    use(bufferRoot(graph, out), plan.outputDevice, end);
 
   // Simulate allocation per device in plan order: buffers whose last use is
   // before a position are freed before that position allocates.

@@ -297,16 +297,36 @@ static void addTransferTerms(MaxFlow &flow, uint32_t u,
   }
 }
 
+/// Total consumer count over all values (to size max-flow graphs).
+static size_t totalConsumers(const PlacementProblem &p) {
+  size_t consumers = 0;
+  for (const PlacementProblem::Value &value : p.values())
+    consumers += value.consumers.size();
+  return consumers;
+}
+
+/// Finishes an exact solve: the cut (plus the costs taken out as a constant)
+/// must equal the plan's cost, which is checked in debug builds.
+static PlacementResult exactResult(const PlacementProblem &p,
+                                   std::vector<uint16_t> labels, double cut) {
+  PlacementResult result;
+  result.maxFlowRuns = 1;
+  result.labels = std::move(labels);
+  result.cost = p.evaluate(result.labels);
+  assert(std::fabs(cut - result.cost) <= 1e-9 * std::max(1.0, cut) &&
+         "minimum cut and plan cost disagree");
+  result.exact = true;
+  result.lowerBound = result.cost;
+  return result;
+}
+
 /// Source side = device 0, sink side = device 1. A node's cost on device 0 is
 /// an edge to the sink (cut when it stays on the source side) and vice versa.
 static PlacementResult placeTwoDevices(const PlacementProblem &p) {
   uint32_t n = p.numNodes();
   MaxFlow flow(n + 2);
-  size_t consumers = 0;
-  for (const PlacementProblem::Value &value : p.values())
-    consumers += value.consumers.size();
   flow.reserve(n + 2 + 2 * p.values().size(),
-               2 * n + 2 * (p.values().size() + consumers));
+               2 * n + 2 * (p.values().size() + totalConsumers(p)));
   uint32_t source = n, sink = n + 1;
   double offset = 0; // Each node's cheapest cost, paid whatever the cut.
   for (uint32_t node = 0; node < n; ++node) {
@@ -322,22 +342,13 @@ static PlacementResult placeTwoDevices(const PlacementProblem &p) {
     addTransferTerms(flow, value.producer, value.consumers,
                      p.transferCost(v, 0, 1), p.transferCost(v, 1, 0));
   }
-  PlacementResult result;
-  result.maxFlowRuns = 1;
   double cut = flow.run(source, sink);
   if (cut >= MaxFlow::kInfinity)
-    return result; // No placement satisfies every pin and capability.
-  cut += offset;
-  result.labels.resize(n);
+    return PlacementResult(); // No placement satisfies every pin and capability.
+  std::vector<uint16_t> labels(n);
   for (uint32_t node = 0; node < n; ++node)
-    result.labels[node] = flow.onSourceSide(node) ? 0 : 1;
-  result.cost = p.evaluate(result.labels);
-  // Self-check: the cut is the plan's cost (Stone's construction is exact).
-  assert(std::fabs(cut - result.cost) <= 1e-9 * std::max(1.0, cut) &&
-         "minimum cut and plan cost disagree");
-  result.exact = true;
-  result.lowerBound = result.cost;
-  return result;
+    labels[node] = flow.onSourceSide(node) ? 0 : 1;
+  return exactResult(p, std::move(labels), cut + offset);
 }
 
 //===----------------------------------------------------------------------===//
@@ -356,11 +367,8 @@ static PlacementResult placeOnLine(const PlacementProblem &p) {
   unsigned k = p.numDevices();
   const std::vector<unsigned> &order = p.linePath();
   MaxFlow flow(2 + n * (k - 1));
-  size_t consumers = 0;
-  for (const PlacementProblem::Value &value : p.values())
-    consumers += value.consumers.size();
   flow.reserve(2 + n * (k - 1) + 2 * (k - 1) * p.values().size(),
-               2 * k * n + 2 * (k - 1) * (p.values().size() + consumers));
+               2 * k * n + 2 * (k - 1) * (p.values().size() + totalConsumers(p)));
   uint32_t source = 0, sink = 1;
   auto vertex = [&](uint32_t node, unsigned i) -> uint32_t {
     if (i == 0)
@@ -398,25 +406,17 @@ static PlacementResult placeOnLine(const PlacementProblem &p) {
                        forward);
     }
   }
-  PlacementResult result;
-  result.maxFlowRuns = 1;
   double cut = flow.run(source, sink);
   if (cut >= MaxFlow::kInfinity)
-    return result;
-  cut += offset;
-  result.labels.resize(n);
+    return PlacementResult();
+  std::vector<uint16_t> labels(n);
   for (uint32_t node = 0; node < n; ++node) {
     unsigned position = 0;
     while (position + 1 < k && flow.onSourceSide(vertex(node, position + 1)))
       ++position;
-    result.labels[node] = static_cast<uint16_t>(order[position]);
+    labels[node] = static_cast<uint16_t>(order[position]);
   }
-  result.cost = p.evaluate(result.labels);
-  assert(std::fabs(cut - result.cost) <= 1e-9 * std::max(1.0, cut) &&
-         "minimum cut and plan cost disagree");
-  result.exact = true;
-  result.lowerBound = result.cost;
-  return result;
+  return exactResult(p, std::move(labels), cut + offset);
 }
 
 //===----------------------------------------------------------------------===//

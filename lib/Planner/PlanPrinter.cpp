@@ -134,9 +134,7 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   std::vector<uint64_t> weightOffsets;
   constantOffsets(graph, weightOffsets);
   auto binding = [&](ValueRef v, unsigned device) {
-    ValueRef root = v;
-    while (isViewOp(graph.kind(root.node)))
-      root = graph.operands(root.node)[0];
+    ValueRef root = bufferRoot(graph, v);
     nlohmann::ordered_json b;
     b["value"] = valueName(graph, v);
     if (graph.kind(root.node) == OpKind::Constant)

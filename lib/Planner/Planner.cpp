@@ -10,12 +10,6 @@
 using namespace fuel;
 
 namespace {
-/// The buffer a value really lives in: views are followed to their source.
-ValueRef rootValue(const Graph &graph, ValueRef v) {
-  while (isViewOp(graph.kind(v.node)))
-    v = graph.operands(v.node)[0];
-  return v;
-}
 
 constexpr uint32_t kNotPlaced = ~uint32_t(0);
 
@@ -212,7 +206,7 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
     firstSlot[n + 1] = firstSlot[n] + graph.numResults(n);
   std::vector<uint32_t> valueIndex(firstSlot.back(), kNotPlaced);
   auto consume = [&](ValueRef read, uint32_t consumer) {
-    ValueRef root = rootValue(graph, read);
+    ValueRef root = bufferRoot(graph, read);
     if (placementIndex[root.node] == kNotPlaced)
       return; // A constant: loaded onto every device that reads it.
     uint32_t &index = valueIndex[firstSlot[root.node] + root.result];
@@ -252,7 +246,7 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
     if (placementIndex[n] != kNotPlaced)
       plan.deviceOf[n] = placement.labels[placementIndex[n]];
     else if (isViewOp(graph.kind(n)))
-      plan.deviceOf[n] = plan.deviceOf[rootValue(graph, {n, 0}).node];
+      plan.deviceOf[n] = plan.deviceOf[bufferRoot(graph, {n, 0}).node];
   }
   std::vector<size_t> stepOf(graph.numNodes(), ~size_t(0));
   for (NodeId n : order) {
@@ -314,7 +308,7 @@ void PlanBuilder::schedule() {
     const PlannedStep &step = plan.steps[s];
     double start = deviceFree[step.device];
     for (ValueRef v : graph.operands(step.node))
-      start = std::max(start, readyAt[slot(rootValue(graph, v), step.device)]);
+      start = std::max(start, readyAt[slot(bufferRoot(graph, v), step.device)]);
     double finish = start + step.time;
     deviceFree[step.device] = finish;
     for (uint32_t r = 0; r < graph.numResults(step.node); ++r)

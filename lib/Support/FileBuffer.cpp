@@ -2,6 +2,8 @@
 
 #include "fuel/Support/FileBuffer.h"
 
+#include "fuel/Support/Diagnostics.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -74,4 +76,18 @@ std::shared_ptr<const FileBuffer> FileBuffer::open(const std::string &path,
   buf->begin = buf->owned.data();
   buf->length = buf->owned.size();
   return buf;
+}
+
+std::shared_ptr<const FileBuffer> fuel::openInputFile(const std::string &path,
+                                                     std::string_view what,
+                                                     DiagnosticEngine &diag) {
+  std::string error;
+  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(path, error);
+  if (!buffer) {
+    SourceLocation loc;
+    loc.file = path;
+    diag.error(std::move(loc),
+               "cannot read " + std::string(what) + " file: " + error);
+  }
+  return buffer;
 }

@@ -3,6 +3,7 @@
 #include "fuel/Support/JsonDocumentParser.h"
 
 #include <algorithm>
+#include <cstdio>
 
 using namespace fuel;
 
@@ -18,8 +19,8 @@ std::string JsonDocumentParser::currentPointer() const {
   return out;
 }
 
-SourceLocation JsonDocumentParser::at(size_t offset,
-                                      std::string pointer) const {
+SourceLocation fuel::locateOffset(LineIndex &lines, std::string_view fileName,
+                                  size_t offset, std::string pointer) {
   SourceLocation loc;
   loc.file = fileName;
   LineColumn lc = lines.lookup(offset);
@@ -27,6 +28,11 @@ SourceLocation JsonDocumentParser::at(size_t offset,
   loc.column = lc.column;
   loc.pointer = std::move(pointer);
   return loc;
+}
+
+SourceLocation JsonDocumentParser::at(size_t offset,
+                                      std::string pointer) const {
+  return locateOffset(lines, fileName, offset, std::move(pointer));
 }
 
 void JsonDocumentParser::errorAt(size_t offset, std::string message,
@@ -87,4 +93,105 @@ std::string_view JsonDocumentParser::keep(std::string_view s) {
   if (s.data() >= text.data() && s.data() + s.size() <= text.data() + text.size())
     return s;
   return keptStrings.emplace_back(s);
+}
+
+bool JsonDocumentParser::finish(bool alive) {
+  alive = alive && reader.expectEnd();
+  if (!alive && reader.failed())
+    syntaxError();
+  bool ok = alive && pending.empty();
+  flushDiagnostics();
+  return ok;
+}
+
+bool JsonDocumentParser::readText(std::string &out, bool &valid) {
+  bool alive = true;
+  if (!expect(JsonKind::String, "a string", alive)) {
+    valid = false;
+    return alive;
+  }
+  std::string_view s;
+  if (!reader.readString(s))
+    return syntaxError();
+  out = s;
+  return true;
+}
+
+bool JsonDocumentParser::readFlag(bool &out, bool &valid) {
+  bool alive = true;
+  if (!expect(JsonKind::Bool, "a boolean", alive)) {
+    valid = false;
+    return alive;
+  }
+  return reader.readBool(out) || syntaxError();
+}
+
+bool JsonDocumentParser::readNumberAtLeast(double &out, bool &valid,
+                                           double min, bool strict) {
+  bool alive = true;
+  size_t offset = reader.offset();
+  if (!expect(JsonKind::Number, "a number", alive)) {
+    valid = false;
+    return alive;
+  }
+  JsonNumber n;
+  if (!reader.readNumber(n))
+    return syntaxError();
+  if (strict ? !(n.real > min) : !(n.real >= min)) {
+    char bound[48];
+    if (min == 0)
+      std::snprintf(bound, sizeof(bound), "%s",
+                    strict ? "a positive number" : "a non-negative number");
+    else
+      std::snprintf(bound, sizeof(bound), "a number %s %g",
+                    strict ? "above" : "of at least", min);
+    errorAt(offset, std::string("expected ") + bound + ", got " + literal(offset));
+    valid = false;
+  }
+  out = n.real;
+  return true;
+}
+
+std::optional<bool>
+JsonDocumentParser::readHeaderMember(std::string_view key,
+                                     std::string_view format,
+                                     std::string_view what) {
+  size_t offset = reader.offset();
+  if (key == "format") {
+    auto s = scope("format");
+    sawFormat = true;
+    std::string text;
+    bool valid = true;
+    if (!readText(text, valid))
+      return false;
+    if (valid && text != format)
+      errorAt(offset, "unknown format '" + text + "' (expected \"" +
+                          std::string(format) + "\")");
+    return true;
+  }
+  if (key != "version")
+    return std::nullopt;
+  auto s = scope("version");
+  sawVersion = true;
+  bool alive = true;
+  if (!expect(JsonKind::Number, "an integer", alive))
+    return alive;
+  JsonNumber n;
+  if (!reader.readNumber(n))
+    return syntaxError();
+  if (!n.isInteger || n.overflow || n.integer != 1) {
+    errorAt(offset, "unsupported " + std::string(what) + " version " +
+                        literal(offset) + " (this fuelc reads version 1)");
+    return false; // Nothing else can be trusted in another version.
+  }
+  return true;
+}
+
+void JsonDocumentParser::checkHeaderSeen(size_t start,
+                                         std::string_view format) {
+  if (!sawFormat)
+    errorAt(start, "missing member 'format' (must be \"" +
+                       std::string(format) + "\")");
+  if (!sawVersion)
+    errorAt(start, "missing member 'version'");
 }

@@ -198,6 +198,10 @@ private:
   SymbolTable symbolTable;
 };
 
+/// The value whose buffer `value` lives in: views are followed to their
+/// source (a view is metadata over that buffer).
+ValueRef bufferRoot(const Graph &graph, ValueRef value);
+
 } // namespace fuel
 
 #endif // FUEL_IR_GRAPH_H

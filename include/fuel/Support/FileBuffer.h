@@ -42,6 +42,14 @@ private:
   std::string owned;
 };
 
+class DiagnosticEngine;
+
+/// Opens an input file for a reader, reporting "cannot read <what> file: why"
+/// at the file on failure.
+std::shared_ptr<const FileBuffer> openInputFile(const std::string &path,
+                                                std::string_view what,
+                                                DiagnosticEngine &diag);
+
 } // namespace fuel
 
 #endif // FUEL_SUPPORT_FILEBUFFER_H

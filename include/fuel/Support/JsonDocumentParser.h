@@ -14,12 +14,17 @@
 #include "fuel/Support/JsonReader.h"
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace fuel {
+
+/// The location of byte `offset` of `fileName` (whose lines `lines` indexes).
+SourceLocation locateOffset(LineIndex &lines, std::string_view fileName,
+                            size_t offset, std::string pointer);
 
 class JsonDocumentParser {
 public:
@@ -76,6 +81,83 @@ protected:
                      std::string_view where, std::string_view expected,
                      std::string_view node = {});
 
+  /// Ends a parse: checks that nothing follows the document, reports every
+  /// held-back diagnostic in source order; true when there was no error.
+  bool finish(bool alive);
+
+  /// Reads a string value. A value of another kind is reported, skipped and
+  /// clears `valid`; returns false only on a syntax error.
+  bool readText(std::string &out, bool &valid);
+  /// Reads a boolean value, likewise.
+  bool readFlag(bool &out, bool &valid);
+  /// Reads a number at least `min` (or above it, with `strict`), likewise.
+  bool readNumberAtLeast(double &out, bool &valid, double min, bool strict);
+
+  /// Handles the `format` and `version` members every fuelc document starts
+  /// with, if `key` is one of them: nullopt otherwise, else whether parsing
+  /// can go on (an unsupported version stops it: nothing else can be
+  /// trusted). `what` names the format in messages ("machine format").
+  std::optional<bool> readHeaderMember(std::string_view key,
+                                       std::string_view format,
+                                       std::string_view what);
+  /// Reports a missing `format` or `version` member of the document that
+  /// starts at `start`.
+  void checkHeaderSeen(size_t start, std::string_view format);
+
+  /// Reads the document's top-level object: `format` and `version` are
+  /// handled here, every other member by `member(key, offset)` (which returns
+  /// false on a syntax error); then missing header members are reported.
+  template <typename Fn>
+  bool readDocument(std::string_view format, std::string_view what,
+                    Fn member) {
+    bool alive = true;
+    if (!expect(JsonKind::Object, "a JSON object at the top level", alive))
+      return false;
+    size_t start = reader.offset();
+    reader.beginObject();
+    std::string_view key;
+    while (alive && reader.nextMember(key)) {
+      size_t offset = reader.offset();
+      if (std::optional<bool> header = readHeaderMember(key, format, what))
+        alive = *header;
+      else
+        alive = member(key, offset);
+    }
+    if (!alive || reader.failed())
+      return false;
+    checkHeaderSeen(start, format);
+    documentStart = start;
+    return true;
+  }
+
+  /// Calls `element()` for each element of an array value, with the index
+  /// on the JSON pointer; returns false on a syntax error.
+  template <typename Fn> bool forEachElement(Fn element) {
+    bool alive = true;
+    if (!expect(JsonKind::Array, "an array", alive))
+      return alive;
+    reader.beginArray();
+    for (int64_t i = 0; alive && reader.nextElement(); ++i) {
+      auto e = scope(i);
+      alive = element();
+    }
+    return alive && (!reader.failed() || syntaxError());
+  }
+  /// Calls `member(key)` for each member of an object value.
+  template <typename Fn> bool forEachMember(Fn member) {
+    bool alive = true;
+    if (!expect(JsonKind::Object, "an object", alive))
+      return alive;
+    reader.beginObject();
+    std::string_view key;
+    while (alive && reader.nextMember(key)) {
+      std::string name(key);
+      auto e = scope(keep(key));
+      alive = member(name);
+    }
+    return alive && (!reader.failed() || syntaxError());
+  }
+
   /// The source text of the value that started at `offset` and was just read.
   std::string literal(size_t offset) {
     return std::string(text.substr(offset, reader.offset() - offset));
@@ -103,6 +185,11 @@ private:
   std::vector<std::pair<size_t, Diagnostic>> pending;
   std::deque<std::string> keptStrings;
   bool syntaxReported = false;
+  bool sawFormat = false, sawVersion = false;
+
+protected:
+  /// Offset of the top-level object (after readDocument).
+  size_t documentStart = 0;
 };
 
 } // namespace fuel

@@ -93,9 +93,7 @@ TEST_CASE("plans of random graphs are consistent", "[planner]") {
     }
     for (const PlannedStep &step : plan.steps)
       for (ValueRef v : g.operands(step.node)) {
-        ValueRef root = v;
-        while (isViewOp(g.kind(root.node)))
-          root = g.operands(root.node)[0];
+        ValueRef root = bufferRoot(g, v);
         if (g.kind(root.node) == OpKind::Constant)
           continue;
         bool local = plan.deviceOf[root.node] == step.device;

@@ -1,0 +1,64 @@
+//===- Driver.h - Shared pieces of the fuelc subcommands ----------*- C++ -*-===//
+//
+// Exit codes, diagnostic rendering, and the subcommands' entry points, so
+// that fuelc.cpp only wires the command line to them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_TOOLS_FUELC_DRIVER_H
+#define FUEL_TOOLS_FUELC_DRIVER_H
+
+#include "fuel/Support/Diagnostics.h"
+
+#include <CLI/CLI.hpp>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace fuel::driver {
+
+enum ExitCode { kSuccess = 0, kInputError = 1, kUsageError = 2, kInternal = 3 };
+
+struct DriverOptions {
+  std::string diagnosticsFormat = "text";
+  unsigned maxErrors = 20;
+};
+
+/// Planning flags as given on the command line, before validation.
+struct PlanFlags {
+  std::string machine = "host";
+  std::string calibration;
+  std::string kernels = FUEL_KERNELS_DIR;
+  std::string policy;
+  std::string emit; // Default: text, unless an artifact is written.
+  std::string output;
+  std::vector<std::string> allowDevices, pins, dims, preferProviders, routes;
+  // Empty (or NaN, or false): not given; the policy file or default holds.
+  std::string placer, trust, inputResidency, outputResidency;
+  double precisionFloor = std::numeric_limits<double>::quiet_NaN();
+  bool preferBitStable = false;
+};
+
+/// Prints diagnostics as they come, as text or as JSON Lines on stderr.
+void installRenderer(DiagnosticEngine &diag, const DriverOptions &options);
+/// Says how many errors were not shown and returns kInputError.
+int finishWithErrors(const DiagnosticEngine &diag, const DriverOptions &options);
+/// Writes `text` to `output` (stdout for "" or "-").
+int writeOutput(const std::string &output, const std::string &text);
+void addCommonOptions(CLI::App *cmd, DriverOptions &options);
+/// Options shared by `plan` and `explain`.
+void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags);
+
+int runCheck(const std::string &input, const DriverOptions &options);
+int runPrint(const std::string &input, const std::string &output,
+             const DriverOptions &options);
+int runPlan(const std::string &input, const PlanFlags &flags,
+            const DriverOptions &options);
+int runExplain(const std::string &input, const PlanFlags &flags,
+               const std::string &node, const DriverOptions &options);
+int runInspect(const std::string &input, const DriverOptions &options);
+int runTargets(const std::string &printName);
+
+} // namespace fuel::driver
+
+#endif // FUEL_TOOLS_FUELC_DRIVER_H
