@@ -2,18 +2,13 @@
 
 #include "ExternalData.h"
 
+#include "fuel/Import/Npy.h"
 #include "fuel/Support/JsonReader.h"
 
 #include <cstring>
 
 using namespace fuel;
 
-static std::string formatExtents(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 uint64_t TensorDecl::byteSize() const {
   uint64_t n = dtypeByteSize(dtype);
@@ -92,140 +87,27 @@ bool ExternalDataLoader::loadRaw(const ConstantSource &source,
   return true;
 }
 
-namespace {
-/// The fields of a .npy header dictionary that matter here.
-struct NpyHeader {
-  std::string descr;
-  bool fortranOrder = false;
-  std::vector<int64_t> shape;
-};
-} // namespace
-
-/// Parses the Python-literal header `{'descr': '<f4', 'fortran_order':
-/// False, 'shape': (2, 3), }`.
-static bool parseNpyHeader(std::string_view text, NpyHeader &header) {
-  auto valueAfter = [&](std::string_view key) -> std::string_view {
-    size_t k = text.find(key);
-    if (k == std::string_view::npos)
-      return {};
-    size_t colon = text.find(':', k + key.size());
-    if (colon == std::string_view::npos)
-      return {};
-    std::string_view rest = text.substr(colon + 1);
-    size_t start = rest.find_first_not_of(' ');
-    return start == std::string_view::npos ? std::string_view()
-                                           : rest.substr(start);
-  };
-  std::string_view descr = valueAfter("'descr'");
-  if (descr.size() < 2 || descr[0] != '\'')
-    return false;
-  size_t close = descr.find('\'', 1);
-  if (close == std::string_view::npos)
-    return false;
-  header.descr = descr.substr(1, close - 1);
-  std::string_view fortran = valueAfter("'fortran_order'");
-  if (fortran.starts_with("True"))
-    header.fortranOrder = true;
-  else if (!fortran.starts_with("False"))
-    return false;
-  std::string_view shape = valueAfter("'shape'");
-  if (shape.empty() || shape[0] != '(')
-    return false;
-  size_t end = shape.find(')');
-  if (end == std::string_view::npos)
-    return false;
-  std::string_view dims = shape.substr(1, end - 1);
-  size_t pos = 0;
-  while (pos < dims.size()) {
-    while (pos < dims.size() && (dims[pos] == ' ' || dims[pos] == ','))
-      ++pos;
-    if (pos >= dims.size())
-      break;
-    int64_t v = 0;
-    size_t digits = 0;
-    while (pos < dims.size() && dims[pos] >= '0' && dims[pos] <= '9') {
-      if (v > (int64_t(1) << 59) / 10)
-        return false;
-      v = v * 10 + (dims[pos++] - '0');
-      ++digits;
-    }
-    if (digits == 0)
-      return false;
-    header.shape.push_back(v);
-  }
-  return true;
-}
-
-static std::optional<DType> dtypeFromNpyDescr(std::string_view descr) {
-  static constexpr std::pair<std::string_view, DType> table[] = {
-      {"<f4", DType::F32}, {"<f2", DType::F16}, {"<f8", DType::F64},
-      {"|i1", DType::I8},  {"<i4", DType::I32}, {"<i8", DType::I64},
-      {"|u1", DType::U8},  {"|b1", DType::Bool}};
-  for (auto [name, dtype] : table)
-    if (name == descr)
-      return dtype;
-  return std::nullopt;
-}
-
 bool ExternalDataLoader::loadNpy(const ConstantSource &source,
                                  const TensorDecl &decl, ConstantData &out,
                                  std::string &error) {
   std::shared_ptr<const FileBuffer> buffer = open(source.file, error);
   if (!buffer)
     return false;
-  std::string_view bytes = buffer->text();
   std::string where = "'" + source.file + "'";
-  if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY") {
-    error = where + " is not a .npy file (bad magic)";
+  NpyArray array;
+  if (!parseNpy(buffer->text(), array, error)) {
+    error = where + " " + error;
     return false;
   }
-  unsigned major = static_cast<unsigned char>(bytes[6]);
-  size_t lengthBytes = major == 1 ? 2 : 4;
-  if (major < 1 || major > 3 || bytes.size() < 8 + lengthBytes) {
-    error = where + ": unsupported .npy version " + std::to_string(major);
-    return false;
-  }
-  uint32_t headerLength = 0;
-  for (size_t i = 0; i < lengthBytes; ++i)
-    headerLength |= static_cast<uint32_t>(static_cast<unsigned char>(
-                        bytes[8 + i]))
-                    << (8 * i);
-  size_t dataStart = 8 + lengthBytes + headerLength;
-  if (dataStart > bytes.size()) {
-    error = where + " is truncated inside its header";
-    return false;
-  }
-  NpyHeader header;
-  if (!parseNpyHeader(bytes.substr(8 + lengthBytes, headerLength), header)) {
-    error = where + " has a malformed header";
-    return false;
-  }
-  std::optional<DType> dtype = dtypeFromNpyDescr(header.descr);
-  if (!dtype) {
-    error = where + " holds unsupported element type '" + header.descr + "'";
-    return false;
-  }
-  if (*dtype != decl.dtype || header.shape != decl.shape) {
-    error = where + " holds " + std::string(dtypeName(*dtype)) +
-            formatExtents(header.shape) + ", the graph declares " +
+  if (array.dtype != decl.dtype || array.shape != decl.shape) {
+    error = where + " holds " + std::string(dtypeName(array.dtype)) +
+            formatExtents(array.shape) + ", the graph declares " +
             std::string(dtypeName(decl.dtype)) + formatExtents(decl.shape);
     return false;
   }
-  if (header.fortranOrder) {
-    error = where + " is in Fortran order; only C order is supported";
-    return false;
-  }
-  uint64_t need = decl.byteSize();
-  if (bytes.size() - dataStart != need) {
-    error = where + (bytes.size() - dataStart < need ? " is truncated"
-                                                     : " has trailing bytes") +
-            ": needs " + std::to_string(need) + " data bytes, has " +
-            std::to_string(bytes.size() - dataStart);
-    return false;
-  }
   out.storage = buffer;
-  out.offset = dataStart;
-  out.size = need;
+  out.offset = array.dataOffset;
+  out.size = array.dataSize;
   return true;
 }
 

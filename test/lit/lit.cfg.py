@@ -8,12 +8,16 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.fuel_tools_dir), "test", "lit")
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "validate-schema.py", "check-schema-tables.py", "expect-exit.sh"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "validate-schema.py", "check-schema-tables.py", "expect-exit.sh",
+                   "check-ops.py", "check-mlp.py"]
 
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", "/usr/bin:/bin")])
 
 config.substitutions.append(("%fuelc", os.path.join(config.fuel_tools_dir, "fuelc", "fuelc")))
+config.substitutions.append(("%fuel-ref", os.path.join(config.fuel_tools_dir, "fuel-ref", "fuel-ref")))
+# Debian's python3 has numpy (the one first on PATH may not).
+config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%examples", os.path.join(config.fuel_src_root, "examples")))
 config.substitutions.append(("%src", config.fuel_src_root))
 config.substitutions.append(("%docs", os.path.join(config.fuel_src_root, "docs")))

@@ -1,0 +1,42 @@
+//===- Npy.h - NumPy .npy arrays --------------------------------*- C++ -*-===//
+//
+// Reading (format versions 1-3) and writing (version 1) of .npy files for
+// fuelc's dtypes, little-endian and C order. Used for weights and for the
+// tools' tensor inputs and outputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_IMPORT_NPY_H
+#define FUEL_IMPORT_NPY_H
+
+#include "fuel/IR/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fuel {
+
+/// Where an array's elements lie in a .npy file's bytes.
+struct NpyArray {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  size_t dataOffset = 0;
+  size_t dataSize = 0;
+};
+
+/// Validates `bytes` as a .npy file (magic, version, header, dtype, C order,
+/// exact data size). On failure returns false with `error` completing the
+/// sentence "'file.npy' ..." (e.g. "is truncated: ...").
+bool parseNpy(std::string_view bytes, NpyArray &out, std::string &error);
+
+/// A version 1 .npy file holding `data` (dense, little-endian).
+std::string writeNpy(DType dtype, const std::vector<int64_t> &shape,
+                     std::string_view data);
+
+/// "[2, 3]", for messages.
+std::string formatExtents(const std::vector<int64_t> &shape);
+
+} // namespace fuel
+
+#endif // FUEL_IMPORT_NPY_H
