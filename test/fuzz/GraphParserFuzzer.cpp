@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzGraph.h"
+
 #include "fuel/Import/GraphJson.h"
 
 #include <cstdio>
@@ -14,12 +16,8 @@
 using namespace fuel;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string_view text(reinterpret_cast<const char *>(data), size);
   DiagnosticEngine diag;
-  diag.setMaxErrors(50);
-  GraphReadOptions options;
-  options.baseDir = FUEL_EXAMPLES_DIR "/mlp"; // Lets references resolve.
-  std::optional<Graph> graph = parseGraphJson(text, "fuzz.json", options, diag);
+  std::optional<Graph> graph = fuzz::parseFuzzGraph(data, size, diag);
   if (!graph) {
     if (!diag.hadErrors()) {
       std::fprintf(stderr, "rejected input without a diagnostic\n");
@@ -29,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   std::string printed = printGraphJson(*graph);
   DiagnosticEngine again;
-  std::optional<Graph> reparsed =
-      parseGraphJson(printed, "printed.json", options, again);
+  std::optional<Graph> reparsed = fuzz::parseFuzzGraph(
+      reinterpret_cast<const uint8_t *>(printed.data()), printed.size(), again);
   if (!reparsed || printGraphJson(*reparsed) != printed) {
     std::fprintf(stderr, "print -> parse -> print is not the identity:\n%s\n",
                  printed.c_str());

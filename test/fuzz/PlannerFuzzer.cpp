@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzGraph.h"
+
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Planner/Planner.h"
 
@@ -17,14 +19,9 @@
 using namespace fuel;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string_view text(reinterpret_cast<const char *>(data), size);
   DiagnosticEngine diag;
-  diag.setMaxErrors(50);
-  GraphReadOptions options;
-  options.baseDir = FUEL_EXAMPLES_DIR "/mlp";
   std::unique_ptr<SourceLocator> locator;
-  std::optional<Graph> graph =
-      parseGraphJson(text, "fuzz.json", options, diag, &locator);
+  std::optional<Graph> graph = fuzz::parseFuzzGraph(data, size, diag, &locator);
   if (!graph || graph->numNodes() > 2000)
     return 0;
   static const CapsuleRegistry registry = CapsuleRegistry::builtin();

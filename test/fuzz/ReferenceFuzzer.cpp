@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzGraph.h"
+
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Reference/Interpreter.h"
 
@@ -18,11 +20,8 @@ using namespace fuel;
 static constexpr double kElementBudget = 1 << 16;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string_view text(reinterpret_cast<const char *>(data), size);
   DiagnosticEngine diag;
-  GraphReadOptions options;
-  options.baseDir = FUEL_EXAMPLES_DIR "/mlp";
-  std::optional<Graph> graph = parseGraphJson(text, "fuzz.json", options, diag);
+  std::optional<Graph> graph = fuzz::parseFuzzGraph(data, size, diag);
   if (!graph)
     return 0;
   auto extent = [](Dim d) { return d.isStatic() ? double(d.size()) : 2.0; };

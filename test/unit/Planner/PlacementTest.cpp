@@ -94,6 +94,18 @@ bool near(double a, double b) {
   return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b));
 }
 
+/// The exact solver's plan equals the exhaustive optimum, costs what it
+/// claims, and beats both baselines.
+void requireExactOptimum(const DagSpec &spec, const PlacementProblem &problem) {
+  PlacementResult best = solvePlacementBruteForce(problem);
+  PlacementResult cut = solvePlacement(problem, spec.order(), PlacerKind::Optimal);
+  REQUIRE(cut.exact);
+  REQUIRE(near(cut.cost, best.cost));
+  REQUIRE(near(problem.evaluate(cut.labels), cut.cost));
+  for (PlacerKind baseline : {PlacerKind::Greedy, PlacerKind::ChainDp})
+    REQUIRE(cut.cost <= solvePlacement(problem, spec.order(), baseline).cost + 1e-9);
+}
+
 PlacementResult optimal(const DagSpec &spec) {
   return solvePlacement(spec.build(), spec.order(), PlacerKind::Optimal);
 }
@@ -105,16 +117,8 @@ TEST_CASE("two devices: the minimum cut is the exhaustive optimum",
   for (int trial = 0; trial < 1000; ++trial) {
     unsigned n = 2 + rng() % 13; // Up to 14 nodes.
     DagSpec spec = randomDag(2, n, rng);
-    PlacementProblem problem = spec.build();
-    PlacementResult best = solvePlacementBruteForce(problem);
-    PlacementResult cut = solvePlacement(problem, spec.order(), PlacerKind::Optimal);
     INFO("trial " << trial << ", " << n << " nodes");
-    REQUIRE(cut.exact);
-    REQUIRE(near(cut.cost, best.cost));
-    REQUIRE(near(problem.evaluate(cut.labels), cut.cost));
-    for (PlacerKind baseline : {PlacerKind::Greedy, PlacerKind::ChainDp})
-      REQUIRE(cut.cost <=
-              solvePlacement(problem, spec.order(), baseline).cost + 1e-9);
+    requireExactOptimum(spec, spec.build());
   }
 }
 
@@ -135,15 +139,8 @@ TEST_CASE("devices in a line: the layered minimum cut is the exhaustive "
         }
     PlacementProblem problem = spec.build();
     REQUIRE(problem.isLine());
-    PlacementResult best = solvePlacementBruteForce(problem);
-    PlacementResult cut = solvePlacement(problem, spec.order(), PlacerKind::Optimal);
     INFO("trial " << trial << ", " << k << " devices, " << n << " nodes");
-    REQUIRE(cut.exact);
-    REQUIRE(near(cut.cost, best.cost));
-    REQUIRE(near(problem.evaluate(cut.labels), cut.cost));
-    for (PlacerKind baseline : {PlacerKind::Greedy, PlacerKind::ChainDp})
-      REQUIRE(cut.cost <=
-              solvePlacement(problem, spec.order(), baseline).cost + 1e-9);
+    requireExactOptimum(spec, problem);
   }
 }
 
