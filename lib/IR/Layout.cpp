@@ -48,8 +48,9 @@ Layout fuel::transposeView(const Layout &in, std::span<const int64_t> perm) {
   Layout out;
   out.offset = in.offset;
   for (int64_t p : perm) {
-    out.sizes.push_back(in.sizes[p]);
-    out.strides.push_back(in.strides[p]);
+    unsigned axis = *normalizeAxis(p, in.sizes.size()); // perm may count from the end.
+    out.sizes.push_back(in.sizes[axis]);
+    out.strides.push_back(in.strides[axis]);
   }
   return out;
 }

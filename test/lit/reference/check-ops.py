@@ -245,6 +245,7 @@ case("rms_norm", "rms_norm", [("x", T), ("s", scale[0])], (rms * scale[0]).astyp
 case("reshape", "reshape", [("x", T)], T.reshape(6, -1), {"shape": [6, -1]})
 case("transpose", "transpose", [("x", T)], T.transpose(2, 0, 1), {"perm": [2, 0, 1]})
 case("transpose_default", "transpose", [("x", T)], T.transpose())
+case("transpose_negative_axes", "transpose", [("x", T)], T.transpose(2, 0, 1), {"perm": [-1, 0, 1]})
 case("broadcast_to", "broadcast_to", [("x", col)], np.broadcast_to(col, (2, 3, 5)), {"shape": [2, 3, 5]})
 case("expand", "expand", [("x", col)], col * np.ones((1, 4), f32), {"shape": [1, 4]})
 case("slice", "slice", [("x", T)], T[:, ::-2, 1:3],
