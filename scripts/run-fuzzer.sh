@@ -29,5 +29,6 @@ if [ -x "$fuelc" ]; then
 fi
 echo "run-fuzzer: $(ls "$work/seeds" | wc -l) seed inputs, ${seconds}s"
 cd "$work"
-"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+# A fixed seed keeps CI runs reproducible (longer runs by hand may vary it).
+"$fuzzer" -seed="${FUEL_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
   -max_len=65536 -print_final_stats=1 corpus seeds
