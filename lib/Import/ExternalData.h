@@ -33,8 +33,10 @@ std::optional<ConstantSourceKind> constantKindForFile(const std::string &file);
 
 class ExternalDataLoader {
 public:
-  explicit ExternalDataLoader(std::string baseDir)
-      : baseDir(std::move(baseDir)) {}
+  ExternalDataLoader(
+      std::string baseDir,
+      std::map<std::string, std::shared_ptr<const FileBuffer>> preloaded)
+      : baseDir(std::move(baseDir)), files(std::move(preloaded)) {}
 
   /// Fills `out` (storage, offset, size) for `source`, or returns false with
   /// a message in `error`.

@@ -112,7 +112,7 @@ public:
                   const GraphReadOptions &options, DiagnosticEngine &diag)
       : JsonDocumentParser(text, fileName, diag), options(options),
         sourceMap(std::make_unique<JsonSourceMap>(text, fileName)),
-        weights(options.baseDir) {}
+        weights(options.baseDir, options.preloadedFiles) {}
 
   std::optional<Graph> parse(std::unique_ptr<SourceLocator> *locatorOut);
 

@@ -24,7 +24,8 @@ using namespace fuel;
 namespace {
 class GraphJsonWriter {
 public:
-  explicit GraphJsonWriter(const Graph &graph) : graph(graph) {}
+  GraphJsonWriter(const Graph &graph, const std::vector<uint64_t> *weightOffsets)
+      : graph(graph), weightOffsets(weightOffsets) {}
   std::string print();
 
 private:
@@ -54,6 +55,7 @@ private:
   void section(const char *name, OpKind kind, bool include, Fn printOne);
 
   const Graph &graph;
+  const std::vector<uint64_t> *weightOffsets;
   std::string out;
 };
 } // namespace
@@ -181,7 +183,11 @@ void GraphJsonWriter::source(NodeId node) {
   if (const ConstantData *data = graph.constantData(node)) {
     out += ", \"data\": ";
     const ConstantSource &src = data->source;
-    if (src.kind == ConstantSourceKind::Inline) {
+    if (weightOffsets) {
+      out += "{\"file\": \"weights\", \"format\": \"raw\", \"offset\": ";
+      integer(static_cast<int64_t>((*weightOffsets)[node]));
+      out += "}";
+    } else if (src.kind == ConstantSourceKind::Inline) {
       inlineData(graph.dtype(v), data->bytes());
     } else {
       out += "{\"file\": ";
@@ -288,6 +294,7 @@ std::string GraphJsonWriter::print() {
   return std::move(out);
 }
 
-std::string fuel::printGraphJson(const Graph &graph) {
-  return GraphJsonWriter(graph).print();
+std::string fuel::printGraphJson(const Graph &graph,
+                                 const std::vector<uint64_t> *weightOffsets) {
+  return GraphJsonWriter(graph, weightOffsets).print();
 }

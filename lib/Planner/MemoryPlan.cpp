@@ -118,6 +118,10 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
   std::vector<bool> constantOn(size_t(graph.numNodes()) * k, false);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlannedStep &step = plan.steps[s];
+    // A fused step runs inside its root's kernel: its operands are read
+    // there.
+    bool fused = !plan.rootOf.empty() && plan.rootOf[s] != s;
+    uint32_t readAt = position(fused ? plan.rootOf[s] : s);
     for (ValueRef v : graph.operands(step.node)) {
       ValueRef root = bufferRoot(graph, v);
       if (graph.kind(root.node) == OpKind::Constant) {
@@ -128,9 +132,9 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
         }
         continue;
       }
-      use(root, step.device, position(s));
+      use(root, step.device, readAt);
     }
-    for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
+    for (uint32_t r = 0; r < graph.numResults(step.node) && !fused; ++r)
       addBuffer({step.node, r}, step.device, position(s));
     if (step.capsule && step.capsule->workspaceBytes != 0)
       memory.buffers.push_back({{step.node, 0}, true, step.device, 0,

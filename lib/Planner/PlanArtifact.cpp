@@ -9,6 +9,7 @@
 #include "fuel/Planner/Planner.h"
 
 #include "fuel/Artifact/Artifact.h"
+#include "fuel/Import/GraphJson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,8 +17,10 @@
 
 using namespace fuel;
 
-static std::string routeSection(size_t index) {
-  return index == 0 ? "plan" : "plan." + std::to_string(index);
+/// `base` for route 0, `base.N` for route N.
+static std::string routeSection(std::string_view base, size_t index) {
+  return index == 0 ? std::string(base)
+                    : std::string(base) + "." + std::to_string(index);
 }
 
 static std::string metaSection(const Graph &graph,
@@ -31,10 +34,16 @@ static std::string metaSection(const Graph &graph,
   j["compiler"] = std::string(compilerVersion);
   j["graph"] = std::string(graph.graphNameText());
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-  for (const DeviceSpec &d : plan.machine->devices)
-    devices.push_back({{"id", formatDevice(d.ref)},
-                       {"name", d.name},
-                       {"target", d.target}});
+  for (const DeviceSpec &d : plan.machine->devices) {
+    nlohmann::ordered_json device{{"id", formatDevice(d.ref)},
+                                  {"name", d.name},
+                                  {"target", d.target}};
+    // What the runtime checks on the CPU before loading x86 kernels.
+    if (std::optional<std::vector<std::string>> features =
+            x86LevelFeatures(d.target))
+      device["cpu_features"] = *features;
+    devices.push_back(std::move(device));
+  }
   j["machine"] = {{"name", plan.machine->name}, {"devices", std::move(devices)}};
   nlohmann::ordered_json policy;
   policy["placer"] = std::string(placerName(config.placer));
@@ -53,8 +62,12 @@ static std::string metaSection(const Graph &graph,
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (DeviceRef d : routes[r].devices)
       devices.push_back(formatDevice(d));
-    routeList.push_back({{"section", routeSection(r)},
+    nlohmann::ordered_json kernels = nlohmann::ordered_json::object();
+    for (const auto &[backend, binary] : routes[r].kernelBinaries)
+      kernels[backend] = routeSection("kernels." + backend, r);
+    routeList.push_back({{"section", routeSection("plan", r)},
                          {"devices", std::move(devices)},
+                         {"kernels", std::move(kernels)},
                          {"cost", routes[r].plan.cost}});
   }
   j["routes"] = std::move(routeList);
@@ -71,9 +84,14 @@ std::string fuel::buildPlanArtifact(const Graph &graph,
     if (const ConstantData *data = graph.constantData(n))
       weights.replace(offsets[n], data->size, data->bytes());
   std::vector<ArtifactSection> sections{
-      {"meta", metaSection(graph, routes, config, compilerVersion)}};
-  for (size_t r = 0; r < routes.size(); ++r)
-    sections.push_back({routeSection(r), printPlanJson(graph, routes[r].plan)});
+      {"meta", metaSection(graph, routes, config, compilerVersion)},
+      {"graph", printGraphJson(graph, &offsets)}};
+  for (size_t r = 0; r < routes.size(); ++r) {
+    sections.push_back(
+        {routeSection("plan", r), printPlanJson(graph, routes[r].plan)});
+    for (const auto &[backend, binary] : routes[r].kernelBinaries)
+      sections.push_back({routeSection("kernels." + backend, r), binary});
+  }
   sections.push_back({"weights", std::move(weights)});
   return writeArtifact(sections);
 }

@@ -137,12 +137,21 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     ValueRef root = bufferRoot(graph, v);
     nlohmann::ordered_json b;
     b["value"] = valueName(graph, v);
-    if (graph.kind(root.node) == OpKind::Constant)
+    if (graph.kind(root.node) == OpKind::Constant) {
       b["constant"] = std::string(graph.name(root.node));
-    else
-      b["buffer"] = bufferIndex.at({root.node, root.result, device});
+    } else if (auto it = bufferIndex.find({root.node, root.result, device});
+               it != bufferIndex.end()) {
+      b["buffer"] = it->second;
+    } else {
+      b["fused"] = true; // Never in memory: computed inside a kernel.
+    }
     return b;
   };
+  // Kernel k is the k-th kernel root in step order.
+  std::vector<size_t> kernelOfRoot(plan.steps.size(), 0);
+  for (size_t s = 0, k = 0; s < plan.rootOf.size(); ++s)
+    if (plan.rootOf[s] == s)
+      kernelOfRoot[s] = k++;
   nlohmann::ordered_json j;
   j["format"] = "fuel.plan";
   j["version"] = 1;
@@ -167,6 +176,10 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     s["time"] = step.time;
     if (step.capsule)
       s["revision"] = step.capsule->revision;
+    if (!plan.rootOf.empty()) {
+      size_t stepIndex = static_cast<size_t>(&step - plan.steps.data());
+      s["kernel"] = kernelOfRoot[plan.rootOf[stepIndex]];
+    }
     nlohmann::ordered_json operands = nlohmann::ordered_json::array();
     for (ValueRef v : graph.operands(step.node))
       operands.push_back(binding(v, step.device));
@@ -186,6 +199,27 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     steps.push_back(std::move(s));
   }
   j["steps"] = std::move(steps);
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const KernelSpec &spec : plan.kernels) {
+    nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+    for (NodeId n : spec.nodes)
+      nodes.push_back(std::string(graph.name(n)));
+    unsigned device = plan.deviceOf[spec.nodes.back()];
+    nlohmann::ordered_json args = nlohmann::ordered_json::array();
+    for (const KernelArg &arg : spec.args) {
+      nlohmann::ordered_json a = binding(arg.value, device);
+      a["result"] = arg.isResult;
+      a["split_axis"] = arg.splitAxis;
+      a["contiguous"] = arg.contiguous;
+      args.push_back(std::move(a));
+    }
+    kernels.push_back({{"symbol", spec.symbol},
+                       {"device", deviceName(plan, device)},
+                       {"nodes", std::move(nodes)},
+                       {"splittable", spec.splittable},
+                       {"args", std::move(args)}});
+  }
+  j["kernels"] = std::move(kernels);
   nlohmann::ordered_json copies = nlohmann::ordered_json::array();
   for (const PlannedCopy &c : plan.copies)
     copies.push_back(

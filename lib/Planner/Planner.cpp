@@ -1,6 +1,7 @@
 //===- Planner.cpp - Placement planning of a verified graph ---------------===//
 
 #include "fuel/Planner/Planner.h"
+#include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
 #include <cmath>
@@ -333,6 +334,8 @@ bool PlanBuilder::attempt(const std::vector<double> &penalty) {
     return false;
   fillPlan(problem, placement);
   schedule();
+  plan.rootOf = fuseSteps(graph, plan);
+  plan.kernels = formKernels(graph, plan, plan.rootOf);
   plan.memory = planMemory(graph, plan, pricing);
   return true;
 }

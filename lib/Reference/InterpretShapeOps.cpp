@@ -14,38 +14,16 @@ using namespace fuel::detail;
 //===----------------------------------------------------------------------===//
 
 HostTensor Interpreter::view(NodeId node) {
-  OpKind kind = graph.kind(node);
   const HostTensor &in = operand(node, 0);
   HostTensor out = result(node);
-  Layout source = Layout::contiguous(in.shape);
-  Layout layout;
-  switch (kind) {
-  case OpKind::Transpose: {
-    std::vector<int64_t> reversed(in.shape.size());
-    for (size_t i = 0; i < reversed.size(); ++i)
-      reversed[i] = static_cast<int64_t>(reversed.size() - 1 - i);
-    layout = transposeView(source, ints(node, AttrName::Perm, reversed));
-    break;
-  }
-  case OpKind::Slice: {
-    std::vector<int64_t> starts = ints(node, AttrName::Starts);
-    std::vector<int64_t> defaultAxes(starts.size());
-    for (size_t i = 0; i < starts.size(); ++i)
-      defaultAxes[i] = static_cast<int64_t>(i);
-    layout = sliceView(source, ints(node, AttrName::Axes, defaultAxes), starts,
-                       ints(node, AttrName::Ends),
-                       ints(node, AttrName::Steps,
-                            std::vector<int64_t>(starts.size(), 1)));
-    break;
-  }
-  case OpKind::BroadcastTo:
-  case OpKind::Expand:
-    layout = broadcastView(source, out.shape);
-    break;
-  default: // reshape, squeeze, unsqueeze: the same elements in order.
+  OpKind kind = graph.kind(node);
+  if (kind == OpKind::Reshape || kind == OpKind::Squeeze ||
+      kind == OpKind::Unsqueeze) { // The same elements in order.
     out.values = in.values;
     return out;
   }
+  Layout layout =
+      viewLayout(graph, node, Layout::contiguous(in.shape), out.shape);
   Extents index;
   for (int64_t i = 0; i < out.numElements(); ++i) {
     unravel(i, out.shape, index);

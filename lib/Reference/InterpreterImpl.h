@@ -11,7 +11,7 @@
 
 #include "fuel/Reference/Interpreter.h"
 
-#include "fuel/IR/Layout.h"
+#include "fuel/IR/ValueLayout.h"
 #include "fuel/IR/Verifier.h"
 
 #include <algorithm>

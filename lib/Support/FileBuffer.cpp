@@ -18,6 +18,16 @@ FileBuffer::~FileBuffer() {
     munmap(const_cast<char *>(begin), length);
 }
 
+std::shared_ptr<const FileBuffer>
+FileBuffer::slice(std::shared_ptr<const FileBuffer> parent, size_t offset,
+                  size_t size) {
+  std::shared_ptr<FileBuffer> buffer(new FileBuffer());
+  buffer->begin = parent->data() + offset;
+  buffer->length = size;
+  buffer->parent = std::move(parent);
+  return buffer;
+}
+
 std::shared_ptr<const FileBuffer> FileBuffer::fromBytes(std::string bytes) {
   std::shared_ptr<FileBuffer> buf(new FileBuffer());
   buf->owned = std::move(bytes);

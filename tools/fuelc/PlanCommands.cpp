@@ -3,6 +3,7 @@
 #include "Driver.h"
 
 #include "fuel/Artifact/Artifact.h"
+#include "fuel/Codegen/PlanCodegen.h"
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Planner/Planner.h"
 
@@ -193,7 +194,7 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
   for (size_t r = 0; r < routeDevices.size(); ++r) {
     ExecutionConfig routeConfig = config;
     routeConfig.allowedDevices = routeDevices[r];
-    PlannedRoute route{routeDevices[r], {}};
+    PlannedRoute route{routeDevices[r], {}, {}};
     if (failed(planGraph(file->graph, *machine, *registry, routeConfig, diag,
                          *file->locator, route.plan))) {
       if (!flags.routes.empty())
@@ -203,12 +204,37 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
     }
     routes.push_back(std::move(route));
   }
+  bool wantsCode = !flags.output.empty() || flags.emit == "mlir" ||
+                   flags.emit == "asm";
+  std::vector<RouteCode> code(routes.size());
+  for (size_t r = 0; r < routes.size() && wantsCode; ++r) {
+    std::string error;
+    if (failed(generateRouteCode(file->graph, routes[r].plan,
+                                 flags.emit == "asm", code[r], error))) {
+      diag.error({}, "code generation failed: " + error);
+      return finishWithErrors(diag, options);
+    }
+    routes[r].kernelBinaries = code[r].binaries;
+    if (!code[r].missing.empty()) {
+      std::string list;
+      for (const std::string &k : code[r].missing)
+        list += (list.empty() ? "" : ", ") + k;
+      diag.warning({}, "route " + std::to_string(r) +
+                           ": no code generator for these kernels' devices "
+                           "yet, so the route will not load: " + list);
+    }
+  }
   if (!flags.output.empty()) {
     int code = writeOutput(
         flags.output, buildPlanArtifact(file->graph, routes, config,
                                         std::string("fuelc ") + FUEL_VERSION));
     if (code != kSuccess || flags.emit.empty())
       return code;
+  }
+  if (flags.emit == "mlir" || flags.emit == "asm") {
+    for (const RouteCode &c : code)
+      std::cout << (flags.emit == "mlir" ? c.mlir : c.assembly);
+    return kSuccess;
   }
   bool several = !flags.routes.empty();
   if (flags.emit == "plan-json" && several)

@@ -49,9 +49,9 @@ int runDriver(int argc, char **argv) {
   addPlanOptions(plan, input, planFlags);
   plan->add_option("--emit", planFlags.emit,
                    "Print the plan to stdout as text, plan-json or dot "
-                   "(Graphviz; default: text, or nothing when writing an "
-                   "artifact)")
-      ->check(CLI::IsMember({"text", "plan-json", "dot"}));
+                   "(Graphviz), or the generated x86 kernels as mlir or asm "
+                   "(default: text, or nothing when writing an artifact)")
+      ->check(CLI::IsMember({"text", "plan-json", "dot", "mlir", "asm"}));
   plan->add_option("-o,--output", planFlags.output,
                    "Write the .fplan artifact to this file");
   plan->add_option("--route", planFlags.routes,

@@ -41,6 +41,9 @@ struct ValueRef {
   bool operator==(const ValueRef &o) const {
     return node == o.node && result == o.result;
   }
+  bool operator<(const ValueRef &o) const {
+    return node != o.node ? node < o.node : result < o.result;
+  }
 };
 
 /// A tensor type as seen by shape inference: dtype plus extents.

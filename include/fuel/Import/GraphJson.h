@@ -15,6 +15,7 @@
 #include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/FileBuffer.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct GraphReadOptions {
   std::string baseDir = ".";
   /// Run the verifier (and type inference) after parsing.
   bool verify = true;
+  /// Weight files already in memory, by the name the graph uses for them
+  /// (the runtime reads an artifact's graph against its weights section).
+  std::map<std::string, std::shared_ptr<const FileBuffer>> preloadedFiles;
 };
 
 /// Parses `text` (the contents of `fileName`, used in diagnostics). Returns
@@ -54,8 +58,12 @@ std::optional<GraphFile> readGraphFile(const std::string &path,
                                        DiagnosticEngine &diag,
                                        bool verify = true);
 
-/// The canonical JSON text of a verified graph.
-std::string printGraphJson(const Graph &graph);
+/// The canonical JSON text of a verified graph. With `weightOffsets` (by
+/// NodeId, see constantOffsets), constants refer to raw data at those offsets
+/// of a file named "weights" instead of their own sources: the form the
+/// artifact's `graph` section takes.
+std::string printGraphJson(const Graph &graph,
+                           const std::vector<uint64_t> *weightOffsets = nullptr);
 
 } // namespace fuel
 

@@ -71,6 +71,11 @@ std::string_view machinePresetText(std::string_view name);
 std::optional<Machine> loadMachine(const std::string &nameOrPath,
                                    DiagnosticEngine &diag);
 
+/// The CPU features an x86-64 level (`x86-64`, `x86-64-v2`, `-v3`, `-v4`)
+/// guarantees, in LLVM's spelling; nullopt for other targets. Code built for
+/// a level runs only where all of them are present.
+std::optional<std::vector<std::string>> x86LevelFeatures(std::string_view level);
+
 } // namespace fuel
 
 #endif // FUEL_PLANNER_MACHINE_H

@@ -26,8 +26,10 @@
 #include "fuel/IR/Verifier.h"
 #include "fuel/Planner/Candidates.h"
 #include "fuel/Planner/MemoryPlan.h"
+#include "fuel/Transforms/KernelSpec.h"
 #include "fuel/Support/LogicalResult.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,11 @@ struct ExecutionPlan {
   /// Device of every node (views and sources included), by NodeId.
   std::vector<unsigned> deviceOf;
   unsigned inputDevice = 0, outputDevice = 0;
+  /// Kernels (Transforms/Fusion.h): for each step the step whose kernel
+  /// computes it, and the kernels in execution order. Results of steps fused
+  /// into another step's kernel get no buffer.
+  std::vector<size_t> rootOf;
+  std::vector<KernelSpec> kernels;
   MemoryPlan memory;
   double computeTime = 0, transferTime = 0;
   double cost = 0;       // computeTime + transferTime, the placer's objective.
@@ -109,10 +116,14 @@ uint64_t constantOffsets(const Graph &graph, std::vector<uint64_t> &offsets);
 struct PlannedRoute {
   std::vector<DeviceRef> devices;
   ExecutionPlan plan;
+  /// The route's kernel binaries by backend (`x86`), from code generation.
+  std::map<std::string, std::string> kernelBinaries;
 };
 
-/// The .fplan artifact: `meta` (compiler, machine, policy, routes), one plan
-/// section per route (`plan`, `plan.1`, ...; printPlanJson) and `weights`
+/// The .fplan artifact: `meta` (compiler, machine, policy, routes), `graph`
+/// (the graph, constants referring to `weights`), one plan section per
+/// route (`plan`, `plan.1`, ...; printPlanJson) with its kernel binaries
+/// (`kernels.x86`, `kernels.x86.1`, ...) and `weights`
 /// (docs/artifact-format.md).
 std::string buildPlanArtifact(const Graph &graph,
                               const std::vector<PlannedRoute> &routes,

@@ -48,6 +48,9 @@ public:
   void error(SourceLocation loc, std::string message) {
     report({Severity::Error, std::move(loc), std::move(message), {}});
   }
+  void warning(SourceLocation loc, std::string message) {
+    report({Severity::Warning, std::move(loc), std::move(message), {}});
+  }
 
   unsigned maxErrorCount() const { return maxErrors; }
   unsigned errorCount() const { return numErrors; }

@@ -25,6 +25,10 @@ public:
                                                 bool regularOnly = false);
   /// A buffer owning a copy of `bytes` (for inline data and tests).
   static std::shared_ptr<const FileBuffer> fromBytes(std::string bytes);
+  /// Bytes [offset, offset + size) of `parent`, sharing its memory (the
+  /// parent stays alive as long as the slice).
+  static std::shared_ptr<const FileBuffer>
+  slice(std::shared_ptr<const FileBuffer> parent, size_t offset, size_t size);
 
   ~FileBuffer();
   FileBuffer(const FileBuffer &) = delete;
@@ -40,6 +44,7 @@ private:
   size_t length = 0;
   bool mapped = false;
   std::string owned;
+  std::shared_ptr<const FileBuffer> parent;
 };
 
 class DiagnosticEngine;

@@ -1,0 +1,127 @@
+//===- EmitContractions.cpp - matmul and linear ---------------------------===//
+//
+// Contractions are one linalg.generic with a reduction axis. The domain
+// orders axes so that the innermost loop after lowering walks contiguous
+// memory: matmul iterates (batch..., m, k, n), so the inner loop is an AXPY
+// over a row of b and of the result; linear iterates (rows..., n, k), a dot
+// product over rows of x and w that LLVM vectorizes as a reassociable
+// reduction. Large f32 contractions are better served by the library sgemm
+// capsule (kernels/x86); these are the generic path for every dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Accumulator.h"
+
+using namespace fuel;
+using namespace fuel::codegen;
+
+static std::string d(unsigned i) { return "d" + std::to_string(i); }
+
+/// The multiply-accumulate of one contraction step in type `t`.
+static std::string multiplyAdd(KernelEmitter &e, const std::string &a,
+                               const std::string &b, const std::string &acc,
+                               const std::string &t) {
+  bool fp = t[0] == 'f';
+  std::string fm = fp ? " fastmath<reassoc,contract>" : "";
+  std::string p = e.op(std::string(fp ? "arith.mulf " : "arith.muli ") + a +
+                           ", " + b + fm,
+                       t);
+  return e.op(std::string(fp ? "arith.addf " : "arith.addi ") + acc + ", " +
+                  p + fm,
+              t);
+}
+
+static LogicalResult emitMatMul(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  ValueRef a = graph.operands(node)[0], b = graph.operands(node)[1], y{node, 0};
+  bool transA = graph.getBool(node, AttrName::TransposeA, false);
+  bool transB = graph.getBool(node, AttrName::TransposeB, false);
+  ShapeRef sa = graph.shape(a), sb = graph.shape(b), sy = graph.shape(y);
+  bool hasM = sa.size() >= 2, hasN = sb.size() >= 2;
+  unsigned batch = static_cast<unsigned>(sy.size()) - hasM - hasN;
+  // Domain: batch..., [m], k, [n].
+  unsigned m = batch, k = batch + hasM, n = k + 1;
+  unsigned rank = k + 1 + hasN;
+  auto batchDims = [&](ShapeRef s, size_t matrixRank) {
+    std::vector<std::string> out;
+    size_t own = s.size() - matrixRank, lead = batch - own;
+    for (size_t i = 0; i < own; ++i)
+      out.push_back(s[i] == Dim::fixed(1) && sy[lead + i] != Dim::fixed(1)
+                        ? "0"
+                        : d(static_cast<unsigned>(lead + i)));
+    return out;
+  };
+  std::vector<std::string> aMap = batchDims(sa, hasM ? 2 : 1);
+  if (!hasM)
+    aMap.push_back(d(k));
+  else if (transA)
+    aMap.insert(aMap.end(), {d(k), d(m)});
+  else
+    aMap.insert(aMap.end(), {d(m), d(k)});
+  std::vector<std::string> bMap = batchDims(sb, hasN ? 2 : 1);
+  if (!hasN)
+    bMap.push_back(d(k));
+  else if (transB)
+    bMap.insert(bMap.end(), {d(n), d(k)});
+  else
+    bMap.insert(bMap.end(), {d(k), d(n)});
+  std::vector<std::string> yMap;
+  for (unsigned i = 0; i < batch; ++i)
+    yMap.push_back(d(i));
+  if (hasM)
+    yMap.push_back(d(m));
+  if (hasN)
+    yMap.push_back(d(n));
+  std::vector<bool> reduction(rank, false);
+  reduction[k] = true;
+  Accumulator acc = beginAccumulation(e, y, 0);
+  DType t = graph.dtype(a);
+  e.generic(rank, reduction,
+            {e.operand(a, affineMap(rank, aMap)), e.operand(b, affineMap(rank, bMap))},
+            {acc.operand(affineMap(rank, yMap))},
+            [&](const std::vector<std::string> &v) {
+              return std::vector<std::string>{multiplyAdd(
+                  e, e.toCompute(v[0], t), e.toCompute(v[1], t), v[2],
+                  acc.elemType)};
+            });
+  finishAccumulation(e, acc, y);
+  return success();
+}
+
+static LogicalResult emitLinear(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  auto operands = graph.operands(node);
+  ValueRef x = operands[0], w = operands[1], y{node, 0};
+  unsigned rows = static_cast<unsigned>(graph.shape(x).size()) - 1;
+  // Domain: rows..., n, k.
+  unsigned n = rows, k = rows + 1, rank = rows + 2;
+  std::vector<std::string> xMap, yMap;
+  for (unsigned i = 0; i < rows; ++i)
+    xMap.push_back(d(i)), yMap.push_back(d(i));
+  xMap.push_back(d(k));
+  yMap.push_back(d(n));
+  std::optional<ValueRef> bias;
+  if (operands.size() == 3)
+    bias = operands[2];
+  Accumulator acc = beginAccumulation(e, y, 0, bias, rows);
+  std::vector<bool> reduction(rank, false);
+  reduction[k] = true;
+  DType t = graph.dtype(x);
+  e.generic(rank, reduction,
+            {e.operand(x, affineMap(rank, xMap)),
+             e.operand(w, affineMap(rank, {d(n), d(k)}))},
+            {acc.operand(affineMap(rank, yMap))},
+            [&](const std::vector<std::string> &v) {
+              return std::vector<std::string>{multiplyAdd(
+                  e, e.toCompute(v[0], t), e.toCompute(v[1], t), v[2],
+                  acc.elemType)};
+            });
+  finishAccumulation(e, acc, y);
+  return success();
+}
+
+LogicalResult codegen::emitContraction(KernelEmitter &e, NodeId node,
+                                       std::string &) {
+  return e.graph.kind(node) == OpKind::MatMul ? emitMatMul(e, node)
+                                              : emitLinear(e, node);
+}

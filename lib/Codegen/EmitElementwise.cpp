@@ -1,0 +1,313 @@
+//===- EmitElementwise.cpp - Fused elementwise groups ---------------------===//
+//
+// A group of elementwise nodes becomes one linalg.generic over the root's
+// shape: every operand from outside the group is broadcast into that domain
+// by its indexing map, and the nodes are evaluated in the region in order,
+// so intermediates never touch memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include <cmath>
+#include <numbers>
+
+using namespace fuel;
+using namespace fuel::codegen;
+
+namespace {
+/// Writes scalar arith/math ops for one node into the current region.
+class ScalarWriter {
+public:
+  ScalarWriter(KernelEmitter &e, NodeId node)
+      : e(e), graph(e.graph), node(node),
+        in(graph.dtype(graph.operands(node)[0])),
+        out(graph.dtype({node, 0})), type(computeType(in)) {}
+
+  std::string emit(const std::vector<std::string> &x);
+
+private:
+  bool isFloatIn() const { return isFloat(in); }
+  bool isUnsignedIn() const { return in == DType::U8; }
+  std::string bin(const char *op, const std::string &a, const std::string &b) {
+    return e.op(std::string(op) + " " + a + ", " + b, type);
+  }
+  std::string un(const char *op, const std::string &a) {
+    return e.op(std::string(op) + " " + a, type);
+  }
+  std::string c(double v) { return e.constant(v, type); }
+  std::string cmp(const std::string &pred, const std::string &a,
+                  const std::string &b) {
+    return e.op((isFloatIn() ? "arith.cmpf " : "arith.cmpi ") + pred + ", " +
+                    a + ", " + b,
+                type);
+  }
+  std::string select(const std::string &cond, const std::string &a,
+                     const std::string &b, const std::string &t) {
+    return e.op("arith.select " + cond + ", " + a + ", " + b, t);
+  }
+  std::string sigmoid(const std::string &x) {
+    std::string denom = bin("arith.addf", c(1), un("math.exp", un("arith.negf", x)));
+    return bin("arith.divf", c(1), denom);
+  }
+  std::string unary(const std::string &x);
+  std::string binary(const std::string &a, const std::string &b);
+  std::string cast(const std::string &x);
+
+  KernelEmitter &e;
+  const Graph &graph;
+  NodeId node;
+  DType in, out;
+  std::string type; // Compute type of the operands.
+};
+} // namespace
+
+std::string ScalarWriter::unary(const std::string &x) {
+  OpKind kind = graph.kind(node);
+  if (!isFloatIn()) {
+    switch (kind) {
+    case OpKind::Neg:
+      return bin("arith.subi", c(0), x);
+    case OpKind::Abs:
+      return isUnsignedIn() ? x : un("math.absi", x);
+    case OpKind::Relu:
+      return isUnsignedIn() ? x : bin("arith.maxsi", x, c(0));
+    case OpKind::Not:
+      return bin("arith.xori", x, e.constant(1, "i1"));
+    default: { // Clamp: bounds rounded toward the inside of the range.
+      double lo = graph.getFloat(node, AttrName::MinValue, -INFINITY);
+      double hi = graph.getFloat(node, AttrName::MaxValue, INFINITY);
+      std::string v = x;
+      const char *mx = isUnsignedIn() ? "arith.maxui" : "arith.maxsi";
+      const char *mn = isUnsignedIn() ? "arith.minui" : "arith.minsi";
+      if (std::isfinite(lo))
+        v = bin(mx, v, c(std::ceil(lo)));
+      if (std::isfinite(hi))
+        v = bin(mn, v, c(std::floor(hi)));
+      return v;
+    }
+    }
+  }
+  switch (kind) {
+  case OpKind::Neg:
+    return un("arith.negf", x);
+  case OpKind::Abs:
+    return un("math.absf", x);
+  case OpKind::Exp:
+    return un("math.exp", x);
+  case OpKind::Log:
+    return un("math.log", x);
+  case OpKind::Sqrt:
+    return un("math.sqrt", x);
+  case OpKind::Rsqrt:
+    return bin("arith.divf", c(1), un("math.sqrt", x));
+  case OpKind::Tanh:
+    return un("math.tanh", x);
+  case OpKind::Sigmoid:
+    return sigmoid(x);
+  case OpKind::Relu: // NaN becomes 0, as `x > 0 ? x : 0`.
+    return select(cmp("ogt", x, c(0)), x, c(0), type);
+  case OpKind::Gelu: {
+    const Attribute *a = graph.findAttr(node, AttrName::Approximate);
+    std::string inner;
+    if (a && graph.stringAttr(*a) == "tanh") {
+      std::string cube = bin("arith.mulf", bin("arith.mulf", x, x), x);
+      std::string poly = bin("arith.addf", x, bin("arith.mulf", c(0.044715), cube));
+      inner = un("math.tanh",
+                 bin("arith.mulf", c(std::sqrt(2 / std::numbers::pi)), poly));
+    } else {
+      inner = un("math.erf", bin("arith.mulf", x, c(1 / std::numbers::sqrt2)));
+    }
+    std::string half = bin("arith.mulf", c(0.5), x);
+    return bin("arith.mulf", half, bin("arith.addf", c(1), inner));
+  }
+  case OpKind::Silu:
+    return bin("arith.mulf", x, sigmoid(x));
+  case OpKind::Erf:
+    return un("math.erf", x);
+  case OpKind::Sin:
+    return un("math.sin", x);
+  case OpKind::Cos:
+    return un("math.cos", x);
+  case OpKind::Recip:
+    return bin("arith.divf", c(1), x);
+  default: { // Clamp; NaN propagates as std::min/std::max do here.
+    double lo = graph.getFloat(node, AttrName::MinValue, -INFINITY);
+    double hi = graph.getFloat(node, AttrName::MaxValue, INFINITY);
+    std::string v = x;
+    if (std::isfinite(lo))
+      v = select(cmp("olt", v, c(lo)), c(lo), v, type);
+    if (std::isfinite(hi))
+      v = select(cmp("olt", c(hi), v), c(hi), v, type);
+    return v;
+  }
+  }
+}
+
+std::string ScalarWriter::binary(const std::string &a, const std::string &b) {
+  OpKind kind = graph.kind(node);
+  bool fp = isFloatIn(), u = isUnsignedIn();
+  switch (kind) {
+  case OpKind::Add:
+    return bin(fp ? "arith.addf" : "arith.addi", a, b);
+  case OpKind::Sub:
+    return bin(fp ? "arith.subf" : "arith.subi", a, b);
+  case OpKind::Mul:
+    return bin(fp ? "arith.mulf" : "arith.muli", a, b);
+  case OpKind::Div: {
+    if (fp)
+      return bin("arith.divf", a, b);
+    // Integer x / 0 is 0 (the reference's definition), never a trap.
+    std::string zero = cmp("eq", b, c(0));
+    std::string safe = select(zero, c(1), b, type);
+    std::string q = bin(u ? "arith.divui" : "arith.divsi", a, safe);
+    return select(zero, c(0), q, type);
+  }
+  case OpKind::Pow: {
+    if (fp)
+      return bin("math.powf", a, b);
+    // Integer powers through f64, rounded back toward zero as the reference.
+    auto toF = [&](const std::string &v) {
+      return e.op(std::string(u ? "arith.uitofp " : "arith.sitofp ") + v +
+                      " : " + type + " to f64",
+                  "");
+    };
+    std::string p = e.op("math.powf " + toF(a) + ", " + toF(b), "f64");
+    return e.op(std::string(u ? "arith.fptoui " : "arith.fptosi ") + p +
+                    " : f64 to " + type,
+                "");
+  }
+  case OpKind::Max:
+    return fp ? select(cmp("olt", a, b), b, a, type)
+              : bin(u ? "arith.maxui" : "arith.maxsi", a, b);
+  case OpKind::Min:
+    return fp ? select(cmp("olt", b, a), b, a, type)
+              : bin(u ? "arith.minui" : "arith.minsi", a, b);
+  case OpKind::And:
+    return bin("arith.andi", a, b);
+  case OpKind::Or:
+    return bin("arith.ori", a, b);
+  default: {
+    const char *floatPred = "oeq", *intPred = "eq";
+    switch (kind) {
+    case OpKind::Ne:
+      floatPred = "une", intPred = "ne";
+      break;
+    case OpKind::Lt:
+      floatPred = "olt", intPred = u ? "ult" : "slt";
+      break;
+    case OpKind::Le:
+      floatPred = "ole", intPred = u ? "ule" : "sle";
+      break;
+    case OpKind::Gt:
+      floatPred = "ogt", intPred = u ? "ugt" : "sgt";
+      break;
+    case OpKind::Ge:
+      floatPred = "oge", intPred = u ? "uge" : "sge";
+      break;
+    default:
+      break;
+    }
+    return cmp(fp ? floatPred : intPred, a, b);
+  }
+  }
+}
+
+std::string ScalarWriter::cast(const std::string &x) {
+  std::string from = computeType(in), to = computeType(out);
+  if (in == out || (from == to && in != DType::U8 && out != DType::U8))
+    return x;
+  if (out == DType::Bool)
+    return cmp(isFloatIn() ? "une" : "ne", x, c(0));
+  auto conv = [&](const std::string &op) {
+    return e.op(op + " " + x + " : " + from + " to " + to, "");
+  };
+  bool fromFloat = isFloat(in), toFloat = isFloat(out);
+  bool fromUnsigned = in == DType::U8 || in == DType::Bool;
+  if (fromFloat && toFloat)
+    return conv(from == "f64" ? "arith.truncf" : "arith.extf");
+  if (fromFloat)
+    return conv(out == DType::U8 ? "arith.fptoui" : "arith.fptosi");
+  if (toFloat)
+    return conv(fromUnsigned ? "arith.uitofp" : "arith.sitofp");
+  unsigned fromBits = std::stoi(from.substr(1)), toBits = std::stoi(to.substr(1));
+  if (fromBits == toBits)
+    return x; // i8 <-> u8: the same bits.
+  if (fromBits > toBits)
+    return conv("arith.trunci");
+  return conv(fromUnsigned ? "arith.extui" : "arith.extsi");
+}
+
+std::string ScalarWriter::emit(const std::vector<std::string> &x) {
+  OpKind kind = graph.kind(node);
+  if (kind == OpKind::Cast)
+    return cast(x[0]);
+  if (kind == OpKind::Where)
+    return select(x[0], x[1], x[2], computeType(out));
+  if (opFamily(kind) == OpFamily::Unary)
+    return unary(x[0]);
+  return binary(x[0], x[1]);
+}
+
+std::string codegen::emitScalarOp(KernelEmitter &e, NodeId node,
+                                  const std::vector<std::string> &operands) {
+  ScalarWriter w(e, node);
+  return w.emit(operands);
+}
+
+LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e,
+                                            std::string &error) {
+  const Graph &graph = e.graph;
+  ValueRef root{e.spec.nodes.back(), 0};
+  ShapeRef domain = graph.shape(root);
+  // A non-elementwise head (matmul, conv, normalization) writes the
+  // result's buffer first; the elementwise tail then updates it in place.
+  NodeId head = e.spec.nodes.front();
+  OpFamily headFamily = opFamily(graph.kind(head));
+  bool hasHead = headFamily != OpFamily::Unary && headFamily != OpFamily::Binary;
+  auto readByTail = [&](ValueRef v) {
+    for (NodeId n : e.spec.nodes)
+      if (!(hasHead && n == head))
+        for (ValueRef operand : graph.operands(n))
+          if (operand == v)
+            return true;
+    return false;
+  };
+  std::vector<GenericOperand> ins, outs;
+  std::vector<ValueRef> inValues, outValues;
+  for (const KernelArg &arg : e.spec.args) {
+    if (!arg.isResult && !readByTail(arg.value))
+      continue;
+    GenericOperand o = e.operand(arg.value, broadcastMap(graph, arg.value, domain));
+    (arg.isResult ? outs : ins).push_back(o);
+    (arg.isResult ? outValues : inValues).push_back(arg.value);
+  }
+  if (hasHead) {
+    e.alias({head, 0}, root);
+    if (failed(emitNode(e, head, error)))
+      return failure();
+    ins.push_back(e.operand({head, 0}, broadcastMap(graph, root, domain)));
+    inValues.push_back({head, 0});
+  }
+  unsigned rank = static_cast<unsigned>(domain.size());
+  e.generic(rank, std::vector<bool>(rank, false), ins, outs,
+            [&](const std::vector<std::string> &blockArgs) {
+              std::map<ValueRef, std::string> computed;
+              for (size_t i = 0; i < inValues.size(); ++i)
+                computed[inValues[i]] =
+                    e.toCompute(blockArgs[i], graph.dtype(inValues[i]));
+              for (NodeId n : e.spec.nodes) {
+                if (hasHead && n == head)
+                  continue;
+                std::vector<std::string> operands;
+                for (ValueRef v : graph.operands(n))
+                  operands.push_back(computed.at(v));
+                computed[{n, 0}] = emitScalarOp(e, n, operands);
+              }
+              std::vector<std::string> yields;
+              for (ValueRef v : outValues)
+                yields.push_back(e.toStorage(computed.at(v), graph.dtype(v)));
+              return yields;
+            });
+  return success();
+}

@@ -1,0 +1,310 @@
+//===- EmitReductions.cpp - Reductions, arg reductions, normalizations ----===//
+//
+// Reductions are linalg.generic ops with reduction iterators accumulating in
+// the compute type (f32 for half precision, in a scratch buffer) and
+// initialised with the reduction's identity. Softmax and the normalizations
+// are three generics sharing per-row statistics in scratch memory: the
+// statistics reduce over the normalized axes, the last generic is parallel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace fuel;
+using namespace fuel::codegen;
+
+static std::string dimName(size_t d) { return "d" + std::to_string(d); }
+
+/// The identity map of a rank-`rank` domain restricted to `keep`.
+static std::string projectedMap(unsigned rank, const std::vector<bool> &keep) {
+  std::vector<std::string> results;
+  for (unsigned d = 0; d < rank; ++d)
+    if (keep[d])
+      results.push_back(dimName(d));
+  return affineMap(rank, results);
+}
+
+static std::string identityMap(unsigned rank) {
+  return projectedMap(rank, std::vector<bool>(rank, true));
+}
+
+/// Extents of `shape` where `keep` is set.
+static std::vector<Extent> keptExtents(const std::vector<Extent> &shape,
+                                       const std::vector<bool> &keep) {
+  std::vector<Extent> out;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (keep[d])
+      out.push_back(shape[d]);
+  return out;
+}
+
+static double lowest(DType t) {
+  switch (t) {
+  case DType::I8:
+    return -128;
+  case DType::I32:
+    return std::numeric_limits<int32_t>::min();
+  case DType::I64:
+    return -9.3e18; // Saturates to INT64_MIN.
+  case DType::U8:
+    return 0;
+  default:
+    return -INFINITY;
+  }
+}
+
+static double highest(DType t) {
+  switch (t) {
+  case DType::I8:
+    return 127;
+  case DType::I32:
+    return std::numeric_limits<int32_t>::max();
+  case DType::I64:
+    return 9.3e18;
+  case DType::U8:
+    return 255;
+  default:
+    return INFINITY;
+  }
+}
+
+LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
+                                     std::string &) {
+  const Graph &graph = e.graph;
+  OpKind kind = graph.kind(node);
+  ValueRef x = graph.operands(node)[0], y{node, 0};
+  unsigned rank = static_cast<unsigned>(graph.shape(x).size());
+  std::vector<bool> reduced(rank, true);
+  bool isArg = kind == OpKind::ArgMax || kind == OpKind::ArgMin;
+  if (isArg) {
+    reduced.assign(rank, false);
+    reduced[*normalizeAxis(graph.getInt(node, AttrName::Axis, 0), rank)] = true;
+  } else if (const Attribute *a = graph.findAttr(node, AttrName::Axes)) {
+    reduced.assign(rank, false);
+    for (int64_t axis : graph.intsAttr(*a))
+      reduced[*normalizeAxis(axis, rank)] = true;
+  }
+  bool keepDims = graph.getBool(node, AttrName::KeepDims, false);
+  std::vector<std::string> outResults;
+  for (unsigned d = 0; d < rank; ++d)
+    if (!reduced[d])
+      outResults.push_back(dimName(d));
+    else if (keepDims)
+      outResults.push_back("0");
+  std::string outMap = affineMap(rank, outResults);
+  DType in = graph.dtype(x);
+  std::string ctype = computeType(in);
+  bool fp = isFloat(in);
+  std::vector<Extent> outShape = e.extents(y);
+
+  if (isArg) {
+    std::string bestType;
+    std::string best = e.scratch(outShape, ctype, bestType);
+    bool isMax = kind == OpKind::ArgMax;
+    e.fill(best, bestType, ctype,
+           scalarLiteral(isMax ? lowest(in) : highest(in), ctype));
+    e.fill(e.argName(y), e.argType(y), "i64", "0");
+    unsigned axis = 0;
+    while (!reduced[axis])
+      ++axis;
+    e.generic(rank, reduced, {e.operand(x, identityMap(rank))},
+              {{best, bestType, outMap, ctype}, e.operand(y, outMap)},
+              [&](const std::vector<std::string> &a) {
+                std::string v = e.toCompute(a[0], in);
+                std::string pred = fp ? (isMax ? "ogt" : "olt")
+                                      : (in == DType::U8 ? (isMax ? "ugt" : "ult")
+                                                         : (isMax ? "sgt" : "slt"));
+                std::string better =
+                    e.op(std::string(fp ? "arith.cmpf " : "arith.cmpi ") + pred +
+                             ", " + v + ", " + a[1],
+                         ctype);
+                std::string i = e.op("linalg.index " + std::to_string(axis), "index");
+                std::string i64 = e.op("arith.index_cast " + i + " : index to i64", "");
+                return std::vector<std::string>{
+                    e.op("arith.select " + better + ", " + v + ", " + a[1], ctype),
+                    e.op("arith.select " + better + ", " + i64 + ", " + a[2], "i64")};
+              });
+    return success();
+  }
+
+  // Accumulate in the compute type; half precision needs a wide scratch.
+  bool wide = ctype != storageType(in);
+  std::string acc = e.argName(y), accType = e.argType(y);
+  if (wide)
+    acc = e.scratch(outShape, ctype, accType);
+  double init = kind == OpKind::ReduceProd  ? 1
+                : kind == OpKind::ReduceMax ? lowest(in)
+                : kind == OpKind::ReduceMin ? highest(in)
+                                            : 0;
+  e.fill(acc, accType, ctype, scalarLiteral(init, ctype));
+  bool u = in == DType::U8;
+  e.generic(rank, reduced, {e.operand(x, identityMap(rank))},
+            {{acc, accType, outMap, ctype}},
+            [&](const std::vector<std::string> &a) {
+              std::string v = e.toCompute(a[0], in), s = a[1];
+              auto bin = [&](const char *f, const char *i) {
+                return e.op(std::string(fp ? f : i) + " " + s + ", " + v, ctype);
+              };
+              std::string r;
+              switch (kind) {
+              case OpKind::ReduceProd:
+                r = bin("arith.mulf", "arith.muli");
+                break;
+              case OpKind::ReduceMax:
+              case OpKind::ReduceMin: {
+                bool mx = kind == OpKind::ReduceMax;
+                // std::max(s, v) keeps s unless s < v (NaN never wins).
+                std::string pred = fp ? "olt" : (u ? "ult" : "slt");
+                std::string c = e.op(std::string(fp ? "arith.cmpf " : "arith.cmpi ") +
+                                         pred + ", " + (mx ? s : v) + ", " + (mx ? v : s),
+                                     ctype);
+                r = e.op("arith.select " + c + ", " + v + ", " + s, ctype);
+                break;
+              }
+              default:
+                r = bin("arith.addf", "arith.addi");
+              }
+              return std::vector<std::string>{r};
+            });
+  if (!wide && kind != OpKind::ReduceMean)
+    return success();
+  // Finalize: the mean's division and the narrowing store.
+  std::string scale;
+  if (kind == OpKind::ReduceMean) {
+    std::vector<Extent> inShape = e.extents(x);
+    std::string count = e.indexToFloat(
+        e.extentProduct(keptExtents(inShape, reduced), 0,
+                        std::count(reduced.begin(), reduced.end(), true)),
+        ctype);
+    scale = e.op("arith.divf " + e.constant(1, ctype) + ", " + count, ctype);
+  }
+  unsigned outRank = static_cast<unsigned>(outShape.size());
+  std::vector<GenericOperand> ins;
+  if (wide)
+    ins.push_back({acc, accType, identityMap(outRank), ctype});
+  e.generic(outRank, std::vector<bool>(outRank, false), ins,
+            {e.operand(y, identityMap(outRank))},
+            [&](const std::vector<std::string> &a) {
+              std::string v = wide ? a[0] : a[1];
+              if (!scale.empty())
+                v = e.op("arith.mulf " + v + ", " + scale, ctype);
+              return std::vector<std::string>{e.toStorage(v, in)};
+            });
+  return success();
+}
+
+LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node,
+                                         std::string &) {
+  const Graph &graph = e.graph;
+  OpKind kind = graph.kind(node);
+  ValueRef x = graph.operands(node)[0], y{node, 0};
+  unsigned rank = static_cast<unsigned>(graph.shape(x).size());
+  unsigned axis = *normalizeAxis(graph.getInt(node, AttrName::Axis, -1), rank);
+  DType dt = graph.dtype(x);
+  std::string t = computeType(dt);
+  std::vector<Extent> shape = e.extents(x);
+  bool isSoftmax = kind == OpKind::Softmax || kind == OpKind::LogSoftmax;
+  // Statistics keep every axis but the softmax axis, or the axes before the
+  // normalized ones.
+  std::vector<bool> keep(rank, true), reduced(rank, false);
+  for (unsigned d = 0; d < rank; ++d)
+    if (isSoftmax ? d == axis : d >= axis)
+      keep[d] = false, reduced[d] = true;
+  std::string statMap = projectedMap(rank, keep), id = identityMap(rank);
+  auto stat = [&](double init, std::string &type) {
+    std::string s = e.scratch(keptExtents(shape, keep), t, type);
+    e.fill(s, type, t, scalarLiteral(init, t));
+    return s;
+  };
+  auto f = [&](const std::string &op, const std::string &a,
+               const std::string &b) {
+    return e.op("arith." + op + " " + a + ", " + b, t);
+  };
+  GenericOperand in = e.operand(x, id);
+  if (isSoftmax) {
+    std::string maxType, sumType;
+    std::string mx = stat(-INFINITY, maxType);
+    e.generic(rank, reduced, {in}, {{mx, maxType, statMap, t}},
+              [&](const std::vector<std::string> &a) {
+                std::string v = e.toCompute(a[0], dt);
+                std::string lt = e.op("arith.cmpf olt, " + a[1] + ", " + v, t);
+                return std::vector<std::string>{
+                    e.op("arith.select " + lt + ", " + v + ", " + a[1], t)};
+              });
+    std::string sum = stat(0, sumType);
+    GenericOperand maxIn{mx, maxType, statMap, t};
+    e.generic(rank, reduced, {in, maxIn}, {{sum, sumType, statMap, t}},
+              [&](const std::vector<std::string> &a) {
+                std::string d = f("subf", e.toCompute(a[0], dt), a[1]);
+                return std::vector<std::string>{
+                    f("addf", a[2], e.op("math.exp " + d, t))};
+              });
+    bool log = kind == OpKind::LogSoftmax;
+    e.generic(rank, std::vector<bool>(rank, false),
+              {in, maxIn, {sum, sumType, statMap, t}}, {e.operand(y, id)},
+              [&](const std::vector<std::string> &a) {
+                std::string d = f("subf", e.toCompute(a[0], dt), a[1]);
+                std::string r = log ? f("subf", d, e.op("math.log " + a[2], t))
+                                    : f("divf", e.op("math.exp " + d, t), a[2]);
+                return std::vector<std::string>{e.toStorage(r, dt)};
+              });
+    return success();
+  }
+  bool rms = kind == OpKind::RmsNorm;
+  std::string invCount = f(
+      "divf", e.constant(1, t),
+      e.indexToFloat(e.extentProduct(shape, axis, rank), t));
+  std::string sumType, sqType;
+  std::string sum;
+  GenericOperand meanIn;
+  if (!rms) {
+    sum = stat(0, sumType);
+    e.generic(rank, reduced, {in}, {{sum, sumType, statMap, t}},
+              [&](const std::vector<std::string> &a) {
+                return std::vector<std::string>{
+                    f("addf", a[1], e.toCompute(a[0], dt))};
+              });
+    meanIn = {sum, sumType, statMap, t};
+  }
+  auto centered = [&](const std::string &v, const std::string &s) {
+    return rms ? v : f("subf", v, f("mulf", s, invCount));
+  };
+  std::string sq = stat(0, sqType);
+  std::vector<GenericOperand> sqIns{in};
+  if (!rms)
+    sqIns.push_back(meanIn);
+  e.generic(rank, reduced, sqIns, {{sq, sqType, statMap, t}},
+            [&](const std::vector<std::string> &a) {
+              std::string c = centered(e.toCompute(a[0], dt), rms ? "" : a[1]);
+              return std::vector<std::string>{
+                  f("addf", a.back(), f("mulf", c, c))};
+            });
+  double eps = graph.getFloat(node, AttrName::Eps, 1e-5);
+  std::vector<GenericOperand> ins{in, {sq, sqType, statMap, t}};
+  if (!rms)
+    ins.push_back(meanIn);
+  std::vector<bool> normalized(rank);
+  for (unsigned d = 0; d < rank; ++d)
+    normalized[d] = d >= axis;
+  std::vector<ValueRef> affine(graph.operands(node).begin() + 1,
+                               graph.operands(node).end());
+  for (ValueRef v : affine)
+    ins.push_back(e.operand(v, projectedMap(rank, normalized)));
+  e.generic(rank, std::vector<bool>(rank, false), ins, {e.operand(y, id)},
+            [&](const std::vector<std::string> &a) {
+              std::string c = centered(e.toCompute(a[0], dt), rms ? "" : a[2]);
+              std::string var = f("mulf", a[1], invCount);
+              std::string inv = e.op(
+                  "math.rsqrt " + f("addf", var, e.constant(eps, t)), t);
+              std::string r = f("mulf", c, inv);
+              size_t next = rms ? 2 : 3;
+              for (size_t i = 0; i < affine.size(); ++i)
+                r = f(i == 0 ? "mulf" : "addf", r,
+                      e.toCompute(a[next + i], graph.dtype(affine[i])));
+              return std::vector<std::string>{e.toStorage(r, dt)};
+            });
+  return success();
+}

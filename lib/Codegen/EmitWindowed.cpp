@@ -1,0 +1,192 @@
+//===- EmitWindowed.cpp - conv2d and pooling ------------------------------===//
+//
+// Windowed ops iterate the output positions and the window (and, for conv,
+// the input channels of a group). Padding makes the input access
+// non-affine, so the region computes the input position from linalg.index,
+// loads it from the captured input memref at a clamped index and masks the
+// value where the position is in the padding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Accumulator.h"
+
+#include <cmath>
+
+using namespace fuel;
+using namespace fuel::codegen;
+
+namespace {
+struct Window {
+  int64_t kernel[2] = {1, 1}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0},
+          dilations[2] = {1, 1};
+};
+
+/// Index arithmetic on `index` values inside a region.
+class IndexMath {
+public:
+  explicit IndexMath(KernelEmitter &e) : e(e) {}
+  std::string at(unsigned dim) {
+    return e.op("linalg.index " + std::to_string(dim), "index");
+  }
+  std::string c(int64_t v) { return e.index(v); }
+  std::string add(const std::string &a, const std::string &b) {
+    return e.op("arith.addi " + a + ", " + b, "index");
+  }
+  std::string mul(const std::string &a, int64_t b) {
+    return b == 1 ? a : e.op("arith.muli " + a + ", " + c(b), "index");
+  }
+  std::string cmp(const char *pred, const std::string &a, const std::string &b) {
+    return e.op(std::string("arith.cmpi ") + pred + ", " + a + ", " + b, "index");
+  }
+  std::string both(const std::string &a, const std::string &b) {
+    return e.op("arith.andi " + a + ", " + b, "i1");
+  }
+  std::string select(const std::string &cond, const std::string &a,
+                     const std::string &b, const std::string &t) {
+    return e.op("arith.select " + cond + ", " + a + ", " + b, t);
+  }
+  /// Input position `out * stride - padBefore + win * dilation`.
+  std::string position(unsigned outDim, unsigned winDim, int64_t stride,
+                       int64_t padBefore, int64_t dilation) {
+    return add(add(mul(at(outDim), stride), c(-padBefore)),
+               mul(at(winDim), dilation));
+  }
+  /// Whether `p` lies in [lo, hi).
+  std::string within(const std::string &p, int64_t lo, int64_t hi) {
+    return both(cmp("sge", p, c(lo)), cmp("slt", p, c(hi)));
+  }
+
+private:
+  KernelEmitter &e;
+};
+} // namespace
+
+static Window windowOf(const Graph &graph, NodeId node) {
+  Window w;
+  auto read = [&](AttrName name, int64_t *out, size_t n) {
+    if (const Attribute *a = graph.findAttr(node, name))
+      for (size_t i = 0; i < n; ++i)
+        out[i] = graph.intsAttr(*a)[i];
+  };
+  read(AttrName::Kernel, w.kernel, 2);
+  read(AttrName::Strides, w.strides, 2);
+  read(AttrName::Pads, w.pads, 4);
+  read(AttrName::Dilations, w.dilations, 2);
+  return w;
+}
+
+/// Loads x[n, c, y, x] with (y, x) clamped into the image; `inside` masks.
+static std::string loadMasked(KernelEmitter &e, IndexMath &m, ValueRef x,
+                              const std::string &n, const std::string &c,
+                              const std::string &y, const std::string &xx,
+                              const std::string &inside, const std::string &fill,
+                              const std::string &t) {
+  std::string y0 = m.select(inside, y, m.c(0), "index");
+  std::string x0 = m.select(inside, xx, m.c(0), "index");
+  std::string v = e.op("memref.load " + e.argName(x) + "[" + n + ", " + c +
+                           ", " + y0 + ", " + x0 + "]",
+                       e.argType(x));
+  return m.select(inside, e.toCompute(v, e.graph.dtype(x)), fill, t);
+}
+
+static LogicalResult emitConv(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  auto operands = graph.operands(node);
+  ValueRef x = operands[0], w = operands[1], y{node, 0};
+  Window win = windowOf(graph, node);
+  int64_t groups = graph.getInt(node, AttrName::Groups, 1);
+  ShapeRef xs = graph.shape(x), ws = graph.shape(w);
+  int64_t H = xs[2].size(), W = xs[3].size();
+  int64_t O = ws[0].size(), Cg = ws[1].size(), Og = O / groups;
+  std::optional<ValueRef> bias;
+  if (operands.size() == 3)
+    bias = operands[2];
+  Accumulator acc = beginAccumulation(e, y, 0, bias, 1);
+  // Domain: n, o, oh, ow, c, kh, kw.
+  const unsigned rank = 7;
+  std::vector<bool> reduction{false, false, false, false, true, true, true};
+  std::string t = acc.elemType;
+  e.generic(rank, reduction,
+            {e.operand(w, "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>")},
+            {acc.operand("affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>")},
+            [&](const std::vector<std::string> &a) {
+              IndexMath m(e);
+              std::string iy = m.position(2, 5, win.strides[0], win.pads[0], win.dilations[0]);
+              std::string ix = m.position(3, 6, win.strides[1], win.pads[1], win.dilations[1]);
+              std::string inside = m.both(m.within(iy, 0, H), m.within(ix, 0, W));
+              std::string group = e.op("arith.divui " + m.at(1) + ", " + m.c(Og), "index");
+              std::string c = m.add(m.mul(group, Cg), m.at(4));
+              std::string v = loadMasked(e, m, x, m.at(0), c, iy, ix, inside,
+                                         e.constant(0, t), t);
+              std::string wv = e.toCompute(a[0], graph.dtype(w));
+              std::string fm = " fastmath<reassoc,contract>";
+              std::string p = e.op("arith.mulf " + v + ", " + wv + fm, t);
+              return std::vector<std::string>{
+                  e.op("arith.addf " + a[1] + ", " + p + fm, t)};
+            });
+  finishAccumulation(e, acc, y);
+  return success();
+}
+
+static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  ValueRef x = graph.operands(node)[0], y{node, 0};
+  Window win = windowOf(graph, node);
+  ShapeRef xs = graph.shape(x);
+  int64_t H = xs[2].size(), W = xs[3].size();
+  bool isMax = graph.kind(node) == OpKind::MaxPool2D;
+  bool includePad = graph.getBool(node, AttrName::CountIncludePad, false);
+  DType dt = graph.dtype(x);
+  bool fp = isFloat(dt);
+  double lowest = !fp ? (dt == DType::U8 ? 0.0 : dt == DType::I8 ? -128.0
+                                              : dt == DType::I32 ? -2147483648.0
+                                                                 : -9.3e18)
+                      : -INFINITY;
+  Accumulator acc = beginAccumulation(e, y, isMax ? lowest : 0);
+  std::string t = acc.elemType;
+  // Domain: n, c, oh, ow, kh, kw.
+  const unsigned rank = 6;
+  std::vector<bool> reduction{false, false, false, false, true, true};
+  std::string outMap = "affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>";
+  std::vector<GenericOperand> outs{acc.operand(outMap)};
+  std::string count, countType;
+  if (!isMax) {
+    count = e.scratch(e.extents(y), t, countType);
+    e.fill(count, countType, t, scalarLiteral(0, t));
+    outs.push_back({count, countType, outMap, t});
+  }
+  e.generic(rank, reduction, {}, outs, [&](const std::vector<std::string> &a) {
+    IndexMath m(e);
+    std::string iy = m.position(2, 4, win.strides[0], win.pads[0], win.dilations[0]);
+    std::string ix = m.position(3, 5, win.strides[1], win.pads[1], win.dilations[1]);
+    std::string inside = m.both(m.within(iy, 0, H), m.within(ix, 0, W));
+    std::string fill = e.constant(isMax ? lowest : 0, t);
+    std::string v = loadMasked(e, m, x, m.at(0), m.at(1), iy, ix, inside, fill, t);
+    if (isMax) {
+      std::string pred = fp ? "arith.cmpf olt, " : dt == DType::U8 ? "arith.cmpi ult, "
+                                                                   : "arith.cmpi slt, ";
+      std::string lt = e.op(pred + a[0] + ", " + v, t);
+      return std::vector<std::string>{m.select(lt, v, a[0], t)};
+    }
+    std::string counted = inside;
+    if (includePad)
+      counted = m.both(m.within(iy, -win.pads[0], H + win.pads[2]),
+                       m.within(ix, -win.pads[1], W + win.pads[3]));
+    std::string one = m.select(counted, e.constant(1, t), e.constant(0, t), t);
+    return std::vector<std::string>{e.op("arith.addf " + a[0] + ", " + v, t),
+                                    e.op("arith.addf " + a[1] + ", " + one, t)};
+  });
+  if (isMax) {
+    finishAccumulation(e, acc, y);
+    return success();
+  }
+  // Pads are at most half the window, so no count is zero.
+  finishAccumulation(e, acc, y, count, countType);
+  return success();
+}
+
+LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node,
+                                    std::string &) {
+  return e.graph.kind(node) == OpKind::Conv2D ? emitConv(e, node)
+                                              : emitPool(e, node);
+}

@@ -1,0 +1,327 @@
+//===- KernelEmitter.cpp - Writing one kernel as MLIR ---------------------===//
+
+#include "KernelEmitter.h"
+
+#include "fuel/IR/OpKind.h"
+#include "fuel/Support/Float16.h"
+
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+using namespace fuel;
+using namespace fuel::codegen;
+
+std::string codegen::storageType(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F64:
+    return "f64";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  default: // i8, u8, bool
+    return "i8";
+  }
+}
+
+std::string codegen::computeType(DType t) {
+  if (t == DType::F16 || t == DType::BF16)
+    return "f32";
+  if (t == DType::Bool)
+    return "i1";
+  return storageType(t);
+}
+
+std::string codegen::scalarLiteral(double value, const std::string &type) {
+  char buf[40];
+  if (type == "f64") {
+    std::snprintf(buf, sizeof buf, "0x%016llX",
+                  static_cast<unsigned long long>(std::bit_cast<uint64_t>(value)));
+  } else if (type == "f32") {
+    std::snprintf(buf, sizeof buf, "0x%08X",
+                  std::bit_cast<uint32_t>(static_cast<float>(value)));
+  } else if (type == "f16" || type == "bf16") {
+    float f = static_cast<float>(value);
+    std::snprintf(buf, sizeof buf, "0x%04X",
+                  type == "f16" ? floatToHalfBits(f) : floatToBFloat16Bits(f));
+  } else if (type == "i1") {
+    return value != 0 ? "true" : "false";
+  } else { // Integers: saturate to int64 first; the type's width wraps.
+    long long v = value >= 9.2e18    ? INT64_MAX
+                  : value <= -9.2e18 ? INT64_MIN
+                                     : static_cast<long long>(value);
+    std::snprintf(buf, sizeof buf, "%lld", v);
+  }
+  return buf;
+}
+
+std::string codegen::affineMap(unsigned rank,
+                               const std::vector<std::string> &results) {
+  std::string s = "affine_map<(";
+  for (unsigned d = 0; d < rank; ++d)
+    s += (d ? ", d" : "d") + std::to_string(d);
+  s += ") -> (";
+  for (size_t i = 0; i < results.size(); ++i)
+    s += (i ? ", " : "") + results[i];
+  return s + ")>";
+}
+
+std::string codegen::broadcastMap(const Graph &graph, ValueRef value,
+                                  ShapeRef domain) {
+  ShapeRef shape = graph.shape(value);
+  size_t lead = domain.size() - shape.size();
+  std::vector<std::string> results;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool pinned = shape[d] == Dim::fixed(1) && domain[lead + d] != Dim::fixed(1);
+    results.push_back(pinned ? "0" : "d" + std::to_string(lead + d));
+  }
+  return affineMap(domain.size(), results);
+}
+
+static std::string memrefType(const Graph &graph, const KernelArg &arg) {
+  ShapeRef shape = graph.shape(arg.value);
+  std::string s = "memref<";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (shape[d].isStatic() && static_cast<int>(d) != arg.splitAxis
+              ? std::to_string(shape[d].size())
+              : std::string("?")) +
+         "x";
+  s += storageType(graph.dtype(arg.value));
+  if (!arg.contiguous) {
+    s += ", strided<[";
+    for (size_t d = 0; d < shape.size(); ++d)
+      s += d ? ", ?" : "?";
+    s += "], offset: ?>";
+  }
+  return s + ">";
+}
+
+const std::string &KernelEmitter::argName(ValueRef value) const {
+  return argNames[argIndex.at(value)];
+}
+const std::string &KernelEmitter::argType(ValueRef value) const {
+  return argTypes[argIndex.at(value)];
+}
+
+std::string KernelEmitter::index(int64_t value) {
+  auto [it, inserted] = indexConstants.try_emplace(value);
+  if (inserted) {
+    it->second = "%c" + std::to_string(indexConstants.size() - 1);
+    prologue << "    " << it->second << " = arith.constant " << value
+             << " : index\n";
+  }
+  return it->second;
+}
+
+std::vector<Extent> KernelEmitter::extents(ValueRef value) {
+  const std::string &type = argType(value);
+  ShapeRef shape = graph.shape(value);
+  // The memref type's `?` axes (symbols and the split axis) are read back.
+  std::vector<Extent> out;
+  size_t pos = type.find('<') + 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    size_t x = type.find('x', pos);
+    std::string token = type.substr(pos, x - pos);
+    pos = x + 1;
+    Extent e;
+    if (token == "?") {
+      e.ssa = fresh();
+      text << "    " << e.ssa << " = memref.dim " << argName(value) << ", "
+           << index(static_cast<int64_t>(d)) << " : " << type << "\n";
+    } else {
+      e.size = std::stoll(token);
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::string KernelEmitter::extentProduct(const std::vector<Extent> &shape,
+                                         size_t from, size_t to) {
+  int64_t fixed = 1;
+  std::string product;
+  for (size_t d = from; d < to; ++d) {
+    if (shape[d].isStatic())
+      fixed *= shape[d].size;
+    else
+      product = product.empty()
+                    ? shape[d].ssa
+                    : op("arith.muli " + product + ", " + shape[d].ssa, "index");
+  }
+  if (product.empty())
+    return index(fixed);
+  return fixed == 1 ? product
+                    : op("arith.muli " + product + ", " + index(fixed), "index");
+}
+
+std::string KernelEmitter::indexToFloat(const std::string &value,
+                                        const std::string &type) {
+  std::string i = op("arith.index_cast " + value + " : index to i64", "");
+  return op("arith.sitofp " + i + " : i64 to " + type, "");
+}
+
+std::string KernelEmitter::scratch(const std::vector<Extent> &shape,
+                                   const std::string &elemType,
+                                   std::string &type) {
+  type = "memref<";
+  std::string dynamic;
+  for (const Extent &e : shape) {
+    type += (e.isStatic() ? std::to_string(e.size) : std::string("?")) + "x";
+    if (!e.isStatic())
+      dynamic += (dynamic.empty() ? "" : ", ") + e.ssa;
+  }
+  type += elemType + ">";
+  std::string name = fresh();
+  text << "    " << name << " = memref.alloc(" << dynamic << ") {alignment = 64 : i64} : "
+       << type << "\n";
+  epilogue << "    memref.dealloc " << name << " : " << type << "\n";
+  return name;
+}
+
+void KernelEmitter::fill(const std::string &buffer, const std::string &type,
+                         const std::string &elemType,
+                         const std::string &literal) {
+  std::string c = fresh();
+  text << "    " << c << " = arith.constant " << literal << " : " << elemType
+       << "\n";
+  text << "    linalg.fill ins(" << c << " : " << elemType << ") outs("
+       << buffer << " : " << type << ")\n";
+}
+
+GenericOperand KernelEmitter::operand(ValueRef value, const std::string &map) {
+  return {argName(value), argType(value), map,
+          storageType(graph.dtype(value))};
+}
+
+void KernelEmitter::generic(unsigned rank, const std::vector<bool> &reduction,
+                            const std::vector<GenericOperand> &ins,
+                            const std::vector<GenericOperand> &outs,
+                            const BodyFn &bodyFn) {
+  text << "    linalg.generic {indexing_maps = [";
+  bool first = true;
+  for (const auto *list : {&ins, &outs})
+    for (const GenericOperand &o : *list) {
+      text << (first ? "" : ", ") << o.map;
+      first = false;
+    }
+  text << "], iterator_types = [";
+  for (unsigned d = 0; d < rank; ++d)
+    text << (d ? ", " : "") << (reduction[d] ? "\"reduction\"" : "\"parallel\"");
+  text << "]}";
+  auto operandList = [&](const char *keyword,
+                         const std::vector<GenericOperand> &list) {
+    if (list.empty())
+      return;
+    text << " " << keyword << "(";
+    for (size_t i = 0; i < list.size(); ++i)
+      text << (i ? ", " : "") << list[i].value;
+    text << " : ";
+    for (size_t i = 0; i < list.size(); ++i)
+      text << (i ? ", " : "") << list[i].type;
+    text << ")";
+  };
+  operandList("ins", ins);
+  operandList("outs", outs);
+  text << " {\n    ^bb0(";
+  std::vector<std::string> blockArgs;
+  for (const auto *list : {&ins, &outs})
+    for (const GenericOperand &o : *list) {
+      blockArgs.push_back(fresh());
+      text << (blockArgs.size() > 1 ? ", " : "") << blockArgs.back() << ": "
+           << o.elemType;
+    }
+  text << "):\n";
+  std::vector<std::string> yields = bodyFn(blockArgs);
+  text << "      linalg.yield ";
+  for (size_t i = 0; i < yields.size(); ++i)
+    text << (i ? ", " : "") << yields[i];
+  text << " : ";
+  for (size_t i = 0; i < outs.size(); ++i)
+    text << (i ? ", " : "") << outs[i].elemType;
+  text << "\n    }\n";
+}
+
+std::string KernelEmitter::op(const std::string &opText,
+                              const std::string &type) {
+  std::string v = fresh();
+  text << "      " << v << " = " << opText;
+  if (!type.empty())
+    text << " : " << type;
+  text << "\n";
+  return v;
+}
+
+std::string KernelEmitter::constant(double value, const std::string &type) {
+  return op("arith.constant " + scalarLiteral(value, type), type);
+}
+
+std::string KernelEmitter::toCompute(const std::string &v, DType t) {
+  if (t == DType::F16 || t == DType::BF16)
+    return op("arith.extf " + v + " : " + storageType(t) + " to f32", "");
+  if (t == DType::Bool) {
+    std::string zero = constant(0, "i8");
+    return op("arith.cmpi ne, " + v + ", " + zero, "i8");
+  }
+  return v;
+}
+
+std::string KernelEmitter::toStorage(const std::string &v, DType t) {
+  if (t == DType::F16 || t == DType::BF16)
+    return op("arith.truncf " + v + " : f32 to " + storageType(t), "");
+  if (t == DType::Bool)
+    return op("arith.extui " + v + " : i1 to i8", "");
+  return v;
+}
+
+void KernelEmitter::alias(ValueRef value, ValueRef arg) {
+  argIndex[value] = argIndex.at(arg);
+}
+
+LogicalResult codegen::emitNode(KernelEmitter &e, NodeId node,
+                                std::string &error) {
+  OpKind kind = e.graph.kind(node);
+  switch (opFamily(kind)) {
+  case OpFamily::Reduction:
+    return kind == OpKind::Softmax || kind == OpKind::LogSoftmax ||
+                   kind == OpKind::LayerNorm || kind == OpKind::RmsNorm
+               ? emitNormalization(e, node, error)
+               : emitReduction(e, node, error);
+  case OpFamily::Linalg:
+    return kind == OpKind::MatMul || kind == OpKind::Linear
+               ? emitContraction(e, node, error)
+               : emitWindowed(e, node, error);
+  default:
+    return emitMovement(e, node, error);
+  }
+}
+
+LogicalResult KernelEmitter::emit(std::string &out, std::string &error) {
+  for (const KernelArg &arg : spec.args) {
+    argIndex[arg.value] = static_cast<unsigned>(argNames.size());
+    argNames.push_back("%a" + std::to_string(argNames.size()));
+    argTypes.push_back(memrefType(graph, arg));
+  }
+  NodeId root = spec.nodes.back();
+  OpFamily family = opFamily(graph.kind(root));
+  LogicalResult result =
+      family == OpFamily::Unary || family == OpFamily::Binary
+          ? emitElementwiseGroup(*this, error)
+          : emitNode(*this, root, error);
+  if (failed(result))
+    return failure();
+  out += "  func.func @" + spec.symbol + "_memref(";
+  for (size_t i = 0; i < argNames.size(); ++i)
+    out += (i ? ", " : "") + argNames[i] + ": " + argTypes[i] +
+           " {llvm.noalias}";
+  out += ") attributes {llvm.emit_c_interface} {\n";
+  out += prologue.str() + text.str() + epilogue.str();
+  out += "    return\n  }\n";
+  return success();
+}

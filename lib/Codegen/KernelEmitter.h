@@ -1,0 +1,138 @@
+//===- KernelEmitter.h - Writing one kernel as MLIR ---------------*- C++ -*-===//
+//
+// Emits a kernel (KernelSpec.h) as a func.func over memrefs in destination-
+// passing style: linalg.generic ops whose regions hold the scalar arith/math
+// of the fused nodes. Inputs and results are function arguments; scratch
+// buffers (row statistics of softmax and normalizations, wide accumulators
+// of half-precision reductions) are allocated inside the kernel.
+//
+// Types: f16/bf16 compute in f32; bool is stored as i8 and computed as i1;
+// u8 is i8 with unsigned arithmetic.
+//
+// The emitter writes MLIR text (parsed back by the MLIR backend), which keeps
+// MLIR headers out of everything but the backend and makes a kernel easy to
+// read and replay with mlir-opt (`fuelc plan --emit=mlir`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_LIB_CODEGEN_KERNELEMITTER_H
+#define FUEL_LIB_CODEGEN_KERNELEMITTER_H
+
+#include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/LogicalResult.h"
+
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fuel::codegen {
+
+/// MLIR element type a dtype is stored as, and the type it is computed in.
+std::string storageType(DType t);
+std::string computeType(DType t);
+/// An MLIR float/int constant attribute text for `value` in `type`.
+std::string scalarLiteral(double value, const std::string &type);
+
+/// One extent of an iteration domain: static, or an `index` SSA value.
+struct Extent {
+  int64_t size = -1; // -1: dynamic, see `ssa`.
+  std::string ssa;
+  bool isStatic() const { return size >= 0; }
+};
+
+/// An operand of a linalg.generic.
+struct GenericOperand {
+  std::string value, type, map, elemType;
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(const Graph &graph, const KernelSpec &spec)
+      : graph(graph), spec(spec) {}
+
+  /// Appends the kernel's func.func to `out`; on failure `error` says which
+  /// node or pattern the backend cannot generate.
+  LogicalResult emit(std::string &out, std::string &error);
+
+  //===--- Used by the per-family emitters --------------------------------===//
+  const Graph &graph;
+  const KernelSpec &spec;
+
+  std::string fresh() { return "%v" + std::to_string(nextValue++); }
+  std::ostringstream &body() { return text; }
+  /// An `index` constant, defined once at the top of the function.
+  std::string index(int64_t value);
+  /// The SSA value holding argument `value`'s memref, and its type.
+  bool hasArg(ValueRef value) const { return argIndex.count(value); }
+  const std::string &argName(ValueRef value) const;
+  const std::string &argType(ValueRef value) const;
+  /// Makes `value` (internal to the kernel) live in argument `arg`'s memory.
+  void alias(ValueRef value, ValueRef arg);
+  /// The extents of argument `value` (static or read with memref.dim).
+  std::vector<Extent> extents(ValueRef value);
+  /// The product of `shape[from, to)` as an `index` value.
+  std::string extentProduct(const std::vector<Extent> &shape, size_t from,
+                            size_t to);
+  /// An `index` value converted to float type `type`.
+  std::string indexToFloat(const std::string &value, const std::string &type);
+  /// A scratch buffer of `elemType` with `shape`, freed at the end.
+  std::string scratch(const std::vector<Extent> &shape,
+                      const std::string &elemType, std::string &type);
+  /// `linalg.fill` of `buffer` with `value` (a literal of its element type).
+  void fill(const std::string &buffer, const std::string &type,
+            const std::string &elemType, const std::string &literal);
+  /// A linalg.generic over a domain of `rank` axes (true in `reduction` for
+  /// reduction axes). `bodyFn` gets the block arguments (ins then outs) and
+  /// returns the values to yield, one per out.
+  using BodyFn =
+      std::function<std::vector<std::string>(const std::vector<std::string> &)>;
+  void generic(unsigned rank, const std::vector<bool> &reduction,
+               const std::vector<GenericOperand> &ins,
+               const std::vector<GenericOperand> &outs, const BodyFn &bodyFn);
+  /// A generic operand for argument `value` indexed by `map`.
+  GenericOperand operand(ValueRef value, const std::string &map);
+
+  /// Scalar helpers writing into the current region; `op` appends
+  /// ` : type` unless `type` is empty (ops that spell their types).
+  std::string op(const std::string &text, const std::string &type);
+  std::string constant(double value, const std::string &type);
+  /// Converts a loaded element of `t` to its compute type and back.
+  std::string toCompute(const std::string &v, DType t);
+  std::string toStorage(const std::string &v, DType t);
+
+private:
+  std::map<ValueRef, unsigned> argIndex;
+  std::vector<std::string> argNames, argTypes;
+  std::map<int64_t, std::string> indexConstants;
+  std::ostringstream prologue, text, epilogue;
+  unsigned nextValue = 0;
+};
+
+/// Affine map text `(d0, ..., dN-1) -> (results)`.
+std::string affineMap(unsigned rank, const std::vector<std::string> &results);
+/// The map of an operand broadcast (numpy rules) into a domain of extents
+/// `domain`: trailing-aligned, unit axes of the operand pinned to 0.
+std::string broadcastMap(const Graph &graph, ValueRef value,
+                         ShapeRef domain);
+
+/// Writes the computation of one non-elementwise node.
+LogicalResult emitNode(KernelEmitter &e, NodeId node, std::string &error);
+
+// Per-family emitters: each writes the kernel body for its root node.
+LogicalResult emitElementwiseGroup(KernelEmitter &e, std::string &error);
+LogicalResult emitReduction(KernelEmitter &e, NodeId node, std::string &error);
+LogicalResult emitNormalization(KernelEmitter &e, NodeId node,
+                                std::string &error);
+LogicalResult emitContraction(KernelEmitter &e, NodeId node,
+                              std::string &error);
+LogicalResult emitWindowed(KernelEmitter &e, NodeId node, std::string &error);
+LogicalResult emitMovement(KernelEmitter &e, NodeId node, std::string &error);
+
+/// The scalar computation of an elementwise node on compute-typed operands.
+std::string emitScalarOp(KernelEmitter &e, NodeId node,
+                         const std::vector<std::string> &operands);
+
+} // namespace fuel::codegen
+
+#endif // FUEL_LIB_CODEGEN_KERNELEMITTER_H

@@ -1,0 +1,181 @@
+//===- KernelFormation.cpp - Kernel arguments and thread splitting --------===//
+//
+// A kernel's arguments are the values its group reads from memory and the
+// results of its root. The split analysis decides whether slices of the
+// root result's first axis can be computed independently, and which axis of
+// each argument follows that slice: it must be an axis the argument is
+// indexed by in lockstep with the result's first axis (never a broadcast or
+// a reduced axis).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/Transforms/Fusion.h"
+
+#include "fuel/IR/ValueLayout.h"
+#include "fuel/Planner/Planner.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace fuel;
+
+namespace {
+/// Split axes of the arguments of one kernel, keyed by value.
+using SplitAxes = std::map<ValueRef, int>;
+
+/// The axis of `operand` broadcast into a domain of `domain` that follows
+/// the domain's axis 0, or -1.
+int broadcastAxis(const Graph &graph, ValueRef operand, ShapeRef domain) {
+  ShapeRef shape = graph.shape(operand);
+  if (shape.size() != domain.size() || domain.empty())
+    return -1;
+  bool pinned = shape[0] == Dim::fixed(1) && domain[0] != Dim::fixed(1);
+  return pinned ? -1 : 0;
+}
+
+/// Split axes for a single non-elementwise head node, or false when its
+/// result's axis 0 cannot be split.
+bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
+  auto operands = graph.operands(node);
+  ValueRef y{node, 0};
+  size_t rank = graph.shape(y).size();
+  if (rank == 0)
+    return false;
+  auto axisAttr = [&](int64_t dflt, size_t r) {
+    return *normalizeAxis(graph.getInt(node, AttrName::Axis, dflt), r);
+  };
+  switch (graph.kind(node)) {
+  case OpKind::Linear:
+  case OpKind::Conv2D:
+  case OpKind::MaxPool2D:
+  case OpKind::AvgPool2D:
+  case OpKind::Copy:
+  case OpKind::Move:
+    axes[operands[0]] = 0;
+    return true;
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    if (axisAttr(-1, rank) == 0)
+      return false;
+    axes[operands[0]] = 0;
+    return true;
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    if (axisAttr(-1, rank) == 0)
+      return false;
+    axes[operands[0]] = 0;
+    return true;
+  case OpKind::MatMul: {
+    ValueRef a = operands[0], b = operands[1];
+    size_t ra = graph.shape(a).size(), rb = graph.shape(b).size();
+    size_t batch = rank - (ra >= 2) - (rb >= 2);
+    if (batch > 0) {
+      // Operands with the full batch rank and a real (unpinned) axis 0.
+      for (ValueRef v : {a, b}) {
+        size_t matrix = graph.shape(v).size() >= 2 ? 2 : 1;
+        ShapeRef s = graph.shape(v);
+        if (s.size() - matrix == batch &&
+            !(s[0] == Dim::fixed(1) && graph.shape(y)[0] != Dim::fixed(1)))
+          axes[v] = 0;
+      }
+      return true;
+    }
+    if (ra < 2)
+      return false; // Axis 0 of the result is n.
+    axes[a] = graph.getBool(node, AttrName::TransposeA, false) ? 1 : 0;
+    return true;
+  }
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ArgMax:
+  case OpKind::ArgMin: {
+    ValueRef x = operands[0];
+    size_t inRank = graph.shape(x).size();
+    std::vector<bool> reduced(inRank, true);
+    OpKind k = graph.kind(node);
+    if (k == OpKind::ArgMax || k == OpKind::ArgMin) {
+      reduced.assign(inRank, false);
+      reduced[axisAttr(0, inRank)] = true;
+    } else if (const Attribute *a = graph.findAttr(node, AttrName::Axes)) {
+      reduced.assign(inRank, false);
+      for (int64_t axis : graph.intsAttr(*a))
+        reduced[*normalizeAxis(axis, inRank)] = true;
+    }
+    if (graph.getBool(node, AttrName::KeepDims, false)) {
+      if (reduced[0])
+        return false;
+      axes[x] = 0;
+      return true;
+    }
+    auto first = std::find(reduced.begin(), reduced.end(), false);
+    axes[x] = static_cast<int>(first - reduced.begin());
+    return true;
+  }
+  default: // Data movement reads at computed positions.
+    return false;
+  }
+}
+
+KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
+                      std::string symbol) {
+  KernelSpec spec;
+  spec.symbol = std::move(symbol);
+  spec.nodes = nodes;
+  auto inGroup = [&](NodeId n) {
+    return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
+  };
+  for (NodeId n : nodes)
+    for (ValueRef v : graph.operands(n)) {
+      bool seen = std::any_of(spec.args.begin(), spec.args.end(),
+                              [&](const KernelArg &a) { return a.value == v; });
+      if (!inGroup(v.node) && !seen)
+        spec.args.push_back({v, false, -1, isAlwaysContiguous(graph, v)});
+    }
+  NodeId root = nodes.back();
+  for (uint32_t r = 0; r < graph.numResults(root); ++r)
+    spec.args.push_back({{root, r}, true, -1, true});
+
+  SplitAxes axes;
+  NodeId head = nodes.front();
+  OpFamily family = opFamily(graph.kind(head));
+  bool elementwiseHead = family == OpFamily::Unary || family == OpFamily::Binary;
+  ShapeRef domain = graph.shape({root, 0});
+  if (domain.empty() || graph.numResults(root) != 1)
+    return spec;
+  if (!elementwiseHead && !splitHead(graph, head, axes))
+    return spec;
+  for (KernelArg &arg : spec.args) {
+    if (arg.isResult) {
+      arg.splitAxis = 0;
+    } else if (auto it = axes.find(arg.value); it != axes.end()) {
+      arg.splitAxis = it->second;
+    } else if (elementwiseHead || arg.value.node != head) {
+      // Operands of the elementwise part broadcast into the result.
+      bool readByHead = false;
+      if (!elementwiseHead)
+        for (ValueRef v : graph.operands(head))
+          readByHead |= v == arg.value;
+      arg.splitAxis = readByHead ? -1 : broadcastAxis(graph, arg.value, domain);
+    }
+  }
+  spec.splittable = true;
+  return spec;
+}
+} // namespace
+
+std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
+                                          const ExecutionPlan &plan,
+                                          const std::vector<size_t> &rootOf) {
+  std::vector<KernelSpec> kernels;
+  std::vector<std::vector<NodeId>> members(plan.steps.size());
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    members[rootOf[s]].push_back(plan.steps[s].node);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (rootOf[s] == s)
+      kernels.push_back(formKernel(graph, members[s],
+                                   "fuel_k" + std::to_string(kernels.size())));
+  return kernels;
+}
