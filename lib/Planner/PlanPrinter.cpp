@@ -228,6 +228,7 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
          {"to", deviceName(plan, c.to)},
          {"source_buffer", bufferIndex.at({c.value.node, c.value.result, c.from})},
          {"target_buffer", bufferIndex.at({c.value.node, c.value.result, c.to})},
+         {"after_step", c.afterStep == ~size_t(0) ? -1 : int64_t(c.afterStep)},
          {"bytes", c.bytes},
          {"time", c.time}});
   j["copies"] = std::move(copies);
@@ -240,9 +241,10 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   for (unsigned d = 0; d < plan.memory.devices.size(); ++d) {
     const DeviceMemory &m = plan.memory.devices[d];
     nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
-    for (const PlannedBuffer &b : plan.memory.buffers)
-      if (b.device == d)
-        buffers.push_back({{"value", b.workspace ? valueName(graph, b.value) + " (workspace)"
+    for (size_t i = 0; i < plan.memory.buffers.size(); ++i)
+      if (const PlannedBuffer &b = plan.memory.buffers[i]; b.device == d)
+        buffers.push_back({{"index", i},
+                           {"value", b.workspace ? valueName(graph, b.value) + " (workspace)"
                                                  : valueName(graph, b.value)},
                            {"offset", b.offset},
                            {"size", b.size},

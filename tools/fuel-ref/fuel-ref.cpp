@@ -15,7 +15,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <fstream>
 #include <iostream>
 
 using namespace fuel;
@@ -47,34 +46,27 @@ int run(int argc, char **argv) {
   }
   std::map<std::string, HostTensor> tensors;
   for (const std::string &binding : inputs) {
-    size_t eq = binding.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << "fuel-ref: error: --input expects NAME=FILE.npy, got '"
-                << binding << "'\n";
-      return 2;
-    }
-    std::string path = binding.substr(eq + 1);
-    std::shared_ptr<const FileBuffer> buffer = openInputFile(path, "tensor", diag);
-    if (!buffer)
-      return 1;
-    NpyArray array;
+    NamedArray input;
     std::string error;
-    if (!parseNpy(buffer->text(), array, error)) {
-      std::cerr << path << ": error: '" << path << "' " << error << '\n';
+    if (!readNamedNpy(binding, input, error)) {
+      if (input.path.empty()) {
+        std::cerr << "fuel-ref: error: " << error << '\n';
+        return 2;
+      }
+      std::cerr << input.path << ": error: " << error << '\n';
       return 1;
     }
-    tensors[binding.substr(0, eq)] = HostTensor::fromBytes(
-        array.dtype, array.shape,
-        buffer->text().substr(array.dataOffset, array.dataSize));
+    tensors[input.name] =
+        HostTensor::fromBytes(input.array.dtype, input.array.shape, input.data());
   }
   std::vector<HostTensor> results;
   if (failed(interpret(file->graph, tensors, results, diag)))
     return 1;
   for (size_t i = 0; i < results.size(); ++i) {
-    std::ofstream out(outputs[i], std::ios::binary);
-    out << writeNpy(results[i].dtype, results[i].shape, results[i].toBytes());
-    if (!out) {
-      std::cerr << "fuel-ref: error: cannot write '" << outputs[i] << "'\n";
+    std::string error;
+    if (!writeNpyFile(outputs[i], results[i].dtype, results[i].shape,
+                      results[i].toBytes(), error)) {
+      std::cerr << "fuel-ref: error: " << error << '\n';
       return 1;
     }
   }

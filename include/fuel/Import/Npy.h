@@ -9,6 +9,7 @@
 #define FUEL_IMPORT_NPY_H
 
 #include "fuel/IR/DType.h"
+#include "fuel/Support/FileBuffer.h"
 
 #include <cstdint>
 #include <string>
@@ -33,6 +34,26 @@ bool parseNpy(std::string_view bytes, NpyArray &out, std::string &error);
 /// A version 1 .npy file holding `data` (dense, little-endian).
 std::string writeNpy(DType dtype, const std::vector<int64_t> &shape,
                      std::string_view data);
+
+/// A tool's `NAME=FILE.npy` argument, read and validated.
+struct NamedArray {
+  std::string name, path;
+  NpyArray array;
+  std::shared_ptr<const FileBuffer> file;
+  std::string_view data() const {
+    return file->text().substr(array.dataOffset, array.dataSize);
+  }
+};
+
+/// Reads `binding` (`NAME=FILE.npy`); false with a message in `error`. When
+/// `out.path` is empty the argument itself is malformed (a usage error),
+/// otherwise the file is unreadable or not a valid .npy.
+bool readNamedNpy(std::string_view binding, NamedArray &out, std::string &error);
+
+/// Writes a .npy file; false with a message in `error`.
+bool writeNpyFile(const std::string &path, DType dtype,
+                  const std::vector<int64_t> &shape, std::string_view data,
+                  std::string &error);
 
 /// "[2, 3]", for messages.
 std::string formatExtents(const std::vector<int64_t> &shape);

@@ -1,0 +1,84 @@
+//===- Runtime.h - Loading and running .fplan artifacts ---------*- C++ -*-===//
+//
+// The thin runtime. A Session loads an artifact and checks, before any work
+// runs, everything the plan needs (the fail-fast dispatch contract):
+//   - the container (magic, version, every section's hash);
+//   - a route: the first of the artifact's planned routes whose devices all
+//     exist here (a backend for their kind, the CPU features the x86 kernels
+//     were built for); the choice, and why earlier routes were skipped, is
+//     reported, and the device never changes afterwards;
+//   - every kernel of that route, present in its kernel binary for its
+//     device, and every value bound to memory.
+// There is no fallback to another device at run time.
+//
+// Kernels are then bound on a worker thread (descriptor preparation on the
+// CPU; pipeline or module creation on GPU backends) while the first run
+// proceeds on the caller's thread, waiting per kernel only where it has not
+// been bound yet. Arenas are allocated once, from the memory plan.
+//
+// The runtime depends on fuelc's IR, graph reader and artifact container,
+// never on LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_RUNTIME_RUNTIME_H
+#define FUEL_RUNTIME_RUNTIME_H
+
+#include "fuel/IR/DType.h"
+#include "fuel/Support/Diagnostics.h"
+#include "fuel/Support/FileBuffer.h"
+#include "fuel/Support/LogicalResult.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fuel::runtime {
+
+/// A dense, row-major, little-endian host tensor.
+struct Tensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::string data;
+};
+
+struct RuntimeOptions {
+  /// Threads for CPU kernels (the caller's included); 0: one per core.
+  unsigned threads = 0;
+  /// Per-step timing (fuel-run --profile); off costs one relaxed atomic
+  /// load per step.
+  bool profile = false;
+};
+
+class Session {
+public:
+  /// Loads `artifact` (named `name` in diagnostics); nullptr after
+  /// reporting why it cannot run here.
+  static std::unique_ptr<Session> load(std::shared_ptr<const FileBuffer> artifact,
+                                       std::string_view name,
+                                       const RuntimeOptions &options,
+                                       DiagnosticEngine &diag);
+  ~Session();
+
+  /// Which route was chosen and why earlier ones were skipped.
+  const std::string &routeReport() const;
+  std::vector<std::string> inputNames() const;
+  std::vector<std::string> outputNames() const;
+
+  /// Runs the plan once: binds symbolic dims from the inputs' shapes,
+  /// executes every step and returns the outputs in the graph's order.
+  LogicalResult run(const std::map<std::string, Tensor> &inputs,
+                    std::vector<Tensor> &outputs, DiagnosticEngine &diag);
+
+  /// Time per kernel kind and backend over the runs so far (with profile).
+  std::string profileReport() const;
+
+private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace fuel::runtime
+
+#endif // FUEL_RUNTIME_RUNTIME_H

@@ -1,0 +1,61 @@
+//===- Backend.h - One device kind's side of the runtime --------*- C++ -*-===//
+//
+// A backend owns a device's arena, loads the kernel binary the artifact has
+// for that device, resolves kernels by symbol (a missing one fails the load)
+// and launches them. Launches may be asynchronous: `wait` is the completion
+// point a later step on another device, or the host, waits on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_LIB_RUNTIME_BACKEND_H
+#define FUEL_LIB_RUNTIME_BACKEND_H
+
+#include "Program.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fuel::runtime {
+
+/// A kernel call: the kernel and one strided memref descriptor per argument
+/// ({allocated, aligned, offset, sizes[rank], strides[rank]} as 64-bit
+/// words; see Transforms/KernelSpec.h).
+struct KernelCall {
+  void *entry = nullptr;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<int> splitAxes;
+  /// Extent of the split axis (0: not splittable) and elements touched, to
+  /// decide whether to use several threads.
+  int64_t splitExtent = 0;
+  int64_t work = 0;
+  /// Pointers to `descriptors`, as the entry point takes them.
+  std::vector<void *> argv;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// Allocates (and pre-touches) the device arena.
+  virtual LogicalResult allocateArena(uint64_t bytes, std::string &error) = 0;
+  /// Base address of the arena as kernels see it.
+  virtual char *arenaBase() = 0;
+  /// Loads the kernel binary of this device.
+  virtual LogicalResult loadKernels(std::string_view binary,
+                                    std::string &error) = 0;
+  /// The entry point of `symbol`, or nullptr when the binary lacks it.
+  virtual void *findKernel(const std::string &symbol) = 0;
+  virtual void launch(KernelCall &call) = 0;
+  /// Blocks until every launch so far has completed.
+  virtual void wait() = 0;
+};
+
+/// The backend for `device`, or nullptr with the reason it is unavailable
+/// on this machine (no backend for the kind, a missing driver or device,
+/// missing CPU features).
+std::unique_ptr<Backend> createBackend(const DeviceInfo &device,
+                                       unsigned threads, std::string &why);
+
+} // namespace fuel::runtime
+
+#endif // FUEL_LIB_RUNTIME_BACKEND_H

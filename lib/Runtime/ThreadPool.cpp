@@ -1,0 +1,72 @@
+//===- ThreadPool.cpp - Workers for splitting CPU kernels -----------------===//
+
+#include "ThreadPool.h"
+
+using namespace fuel::runtime;
+
+ThreadPool::ThreadPool(unsigned threads) {
+  for (unsigned i = 1; i < threads; ++i)
+    workers.emplace_back([this] { work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  wake.notify_all();
+  for (std::thread &t : workers)
+    t.join();
+}
+
+void ThreadPool::runChunks(const std::function<void(int64_t)> &fn,
+                           int64_t count) {
+  for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;)
+    fn(i);
+}
+
+void ThreadPool::work() {
+  uint64_t seen = 0;
+  const std::function<void(int64_t)> *fn = nullptr;
+  int64_t count = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait(lock, [&] { return stopping || generation != seen; });
+      if (stopping)
+        return;
+      seen = generation;
+      ++active;
+      // The job is read under the lock: a late worker joins the current one.
+      fn = job;
+      count = jobCount;
+    }
+    if (fn)
+      runChunks(*fn, count);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (--active == 0)
+      done.notify_one();
+  }
+}
+
+void ThreadPool::parallelFor(int64_t count,
+                             const std::function<void(int64_t)> &fn) {
+  if (workers.empty() || count <= 1) {
+    for (int64_t i = 0; i < count; ++i)
+      fn(i);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    job = &fn;
+    jobCount = count;
+    next.store(0, std::memory_order_relaxed);
+    ++generation;
+  }
+  wake.notify_all();
+  runChunks(fn, count);
+  // Workers that woke late find no chunk left; wait for those that run one.
+  std::unique_lock<std::mutex> lock(mutex);
+  done.wait(lock, [&] { return active == 0; });
+  job = nullptr;
+}

@@ -1,0 +1,47 @@
+//===- ThreadPool.h - Workers for splitting CPU kernels ---------*- C++ -*-===//
+//
+// A fixed set of workers that run the chunks of one parallel loop at a time;
+// the calling thread takes chunks too. Chunks are claimed with an atomic
+// counter, so uneven chunks balance themselves.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_LIB_RUNTIME_THREADPOOL_H
+#define FUEL_LIB_RUNTIME_THREADPOOL_H
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace fuel::runtime {
+
+class ThreadPool {
+public:
+  /// `threads` counts the caller: 1 means no workers.
+  explicit ThreadPool(unsigned threads);
+  ~ThreadPool();
+  unsigned size() const { return static_cast<unsigned>(workers.size()) + 1; }
+  /// Runs fn(i) for i in [0, count), returning when all are done.
+  void parallelFor(int64_t count, const std::function<void(int64_t)> &fn);
+
+private:
+  void work();
+  void runChunks(const std::function<void(int64_t)> &fn, int64_t count);
+
+  std::vector<std::thread> workers;
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  const std::function<void(int64_t)> *job = nullptr;
+  int64_t jobCount = 0;
+  std::atomic<int64_t> next{0};
+  unsigned active = 0;
+  uint64_t generation = 0;
+  bool stopping = false;
+};
+
+} // namespace fuel::runtime
+
+#endif // FUEL_LIB_RUNTIME_THREADPOOL_H

@@ -1,0 +1,119 @@
+//===- fuel-run.cpp - Run a .fplan artifact -------------------------------===//
+//
+//   fuel-run model.fplan --input x=x.npy [...] --output y.npy [...]
+//            [--threads N] [--bench N] [--profile]
+//
+// Loads the artifact with the fail-fast checks of the runtime (Runtime.h),
+// prints the chosen route, binds symbolic dims from the inputs' shapes, runs
+// the plan and writes the outputs as .npy in the graph's output order.
+// --bench N runs N more times and prints median/min/max latency; --profile
+// prints time per kernel kind and device. Exit codes as fuelc: 0 success,
+// 1 bad input (artifact, tensors, no runnable route), 2 usage error,
+// 3 internal error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/Import/Npy.h"
+#include "fuel/Runtime/Runtime.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+using namespace fuel;
+
+namespace {
+int run(int argc, char **argv) {
+  CLI::App app{"fuel-run: execute a .fplan artifact", "fuel-run"};
+  std::string artifactPath;
+  std::vector<std::string> inputs, outputs;
+  runtime::RuntimeOptions options;
+  unsigned benchRuns = 0;
+  bool quiet = false;
+  app.add_option("artifact", artifactPath, "Artifact (.fplan) from fuelc plan -o")
+      ->required();
+  app.add_option("--input", inputs, "NAME=FILE.npy for each graph input");
+  app.add_option("--output", outputs, "FILE.npy for each graph output, in order");
+  app.add_option("--threads", options.threads,
+                 "Threads for CPU kernels (default: one per core)");
+  app.add_option("--bench", benchRuns,
+                 "Run N more times and print median/min/max latency");
+  app.add_flag("--profile", options.profile,
+               "Print time per kernel kind and device");
+  app.add_flag("-q,--quiet", quiet, "Do not print the chosen route");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  DiagnosticEngine diag;
+  diag.setHandler([](const Diagnostic &d) { printDiagnosticText(std::cerr, d); });
+  std::shared_ptr<const FileBuffer> artifact =
+      openInputFile(artifactPath, "artifact", diag);
+  if (!artifact)
+    return 1;
+  std::unique_ptr<runtime::Session> session =
+      runtime::Session::load(artifact, artifactPath, options, diag);
+  if (!session)
+    return 1;
+  if (!quiet)
+    std::cerr << session->routeReport();
+  if (!outputs.empty() && outputs.size() != session->outputNames().size()) {
+    std::cerr << "fuel-run: error: the plan has " << session->outputNames().size()
+              << " outputs, " << outputs.size() << " --output files given\n";
+    return 2;
+  }
+  std::map<std::string, runtime::Tensor> tensors;
+  for (const std::string &binding : inputs) {
+    NamedArray input;
+    std::string error;
+    if (!readNamedNpy(binding, input, error)) {
+      std::cerr << (input.path.empty() ? "fuel-run" : input.path)
+                << ": error: " << error << '\n';
+      return input.path.empty() ? 2 : 1;
+    }
+    tensors[input.name] = {input.array.dtype, input.array.shape,
+                           std::string(input.data())};
+  }
+  std::vector<runtime::Tensor> results;
+  if (failed(session->run(tensors, results, diag)))
+    return 1;
+  if (benchRuns) {
+    std::vector<double> ms;
+    for (unsigned i = 0; i < benchRuns; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (failed(session->run(tensors, results, diag)))
+        return 1;
+      ms.push_back(std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::cout << "latency over " << benchRuns << " runs: median "
+              << ms[ms.size() / 2] << " ms, min " << ms.front() << " ms, max "
+              << ms.back() << " ms\n";
+  }
+  if (options.profile)
+    std::cout << session->profileReport();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string error;
+    if (!writeNpyFile(outputs[i], results[i].dtype, results[i].shape,
+                      results[i].data, error)) {
+      std::cerr << "fuel-run: error: " << error << '\n';
+      return 1;
+    }
+  }
+  return 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::cerr << "fuel-run: internal error: " << e.what() << '\n';
+  }
+  return 3;
+}
