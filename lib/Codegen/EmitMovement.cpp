@@ -32,9 +32,21 @@ static void shiftedCopy(KernelEmitter &e, ValueRef from, ValueRef to,
   std::vector<std::string> plain = identityDims(rank), shifted = plain;
   if (offset)
     shifted[axis] += " + " + std::to_string(offset);
-  e.generic(rank, std::vector<bool>(rank, false),
-            {e.operand(from, affineMap(rank, shiftSource ? shifted : plain))},
-            {e.operand(to, affineMap(rank, shiftSource ? plain : shifted))},
+  GenericOperand source = e.operand(from, affineMap(rank, shiftSource ? shifted : plain));
+  GenericOperand dest = e.operand(to, affineMap(rank, shiftSource ? plain : shifted));
+  // The shifted side is larger along `axis`: its extents are erased so the
+  // verifier does not hold it to the loop range, which the other side sets.
+  GenericOperand &larger = shiftSource ? source : dest;
+  std::string dynamicType = "memref<";
+  for (unsigned d = 0; d < rank; ++d)
+    dynamicType += "?x";
+  dynamicType += larger.type.substr(larger.type.rfind('x') + 1);
+  std::string cast = e.op("memref.cast " + larger.value + " : " + larger.type +
+                              " to " + dynamicType,
+                          "");
+  larger.value = cast;
+  larger.type = dynamicType;
+  e.generic(rank, std::vector<bool>(rank, false), {source}, {dest},
             [](const std::vector<std::string> &a) {
               return std::vector<std::string>{a[0]};
             });
@@ -144,26 +156,22 @@ static LogicalResult emitPad(KernelEmitter &e, NodeId node) {
   return success();
 }
 
-static LogicalResult emitWriteSlice(KernelEmitter &e, NodeId node,
-                                    std::string &error) {
+static LogicalResult emitWriteSlice(KernelEmitter &e, NodeId node) {
   const Graph &graph = e.graph;
   ValueRef dest = graph.operands(node)[0], src = graph.operands(node)[1];
   ValueRef y{node, 0};
   unsigned rank = static_cast<unsigned>(graph.shape(y).size());
   unsigned axis = *normalizeAxis(graph.getInt(node, AttrName::Axis, 0), rank);
   Dim offset = graph.dimsAttr(*graph.findAttr(node, AttrName::Offset))[0];
-  if (!offset.isStatic()) {
-    error = "write_slice with a symbolic offset is not supported by the x86 "
-            "code generator yet";
-    return failure();
-  }
+  std::string start = offset.isStatic() ? e.index(offset.size())
+                                        : e.symbolValue(offset.symbolId());
   std::string extent = extentValue(e, e.extents(src)[axis]);
   std::string id = affineMap(rank, identityDims(rank));
   std::string type = storageType(graph.dtype(y));
   e.generic(rank, std::vector<bool>(rank, false), {e.operand(dest, id)},
             {e.operand(y, id)}, [&](const std::vector<std::string> &a) {
               std::vector<std::string> at = indexVector(e, rank);
-              std::string p = e.op("arith.subi " + at[axis] + ", " + e.index(offset.size()), "index");
+              std::string p = e.op("arith.subi " + at[axis] + ", " + start, "index");
               std::string lo = e.op("arith.cmpi sge, " + p + ", " + e.index(0), "index");
               std::string hi = e.op("arith.cmpi slt, " + p + ", " + extent, "index");
               std::string inside = e.op("arith.andi " + lo + ", " + hi, "i1");
@@ -215,7 +223,7 @@ LogicalResult codegen::emitMovement(KernelEmitter &e, NodeId node,
   case OpKind::Pad:
     return emitPad(e, node);
   case OpKind::WriteSlice:
-    return emitWriteSlice(e, node, error);
+    return emitWriteSlice(e, node);
   case OpKind::Alloc: {
     ValueRef y{node, 0};
     std::string t = storageType(graph.dtype(y));

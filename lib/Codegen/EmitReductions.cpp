@@ -188,7 +188,7 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
   e.generic(outRank, std::vector<bool>(outRank, false), ins,
             {e.operand(y, identityMap(outRank))},
             [&](const std::vector<std::string> &a) {
-              std::string v = wide ? a[0] : a[1];
+              std::string v = a[0]; // The accumulator (wide) or the result.
               if (!scale.empty())
                 v = e.op("arith.mulf " + v + ", " + scale, ctype);
               return std::vector<std::string>{e.toStorage(v, in)};
@@ -298,7 +298,8 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node,
               std::string c = centered(e.toCompute(a[0], dt), rms ? "" : a[2]);
               std::string var = f("mulf", a[1], invCount);
               std::string inv = e.op(
-                  "math.rsqrt " + f("addf", var, e.constant(eps, t)), t);
+                  "math.sqrt " + f("addf", var, e.constant(eps, t)), t);
+              inv = f("divf", e.constant(1, t), inv);
               std::string r = f("mulf", c, inv);
               size_t next = rms ? 2 : 3;
               for (size_t i = 0; i < affine.size(); ++i)

@@ -155,7 +155,15 @@ static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
     e.fill(count, countType, t, scalarLiteral(0, t));
     outs.push_back({count, countType, outMap, t});
   }
-  e.generic(rank, reduction, {}, outs, [&](const std::vector<std::string> &a) {
+  // The window's extents reach the loop nest through a (never read) operand
+  // indexed by the window axes, as linalg's pooling ops do.
+  std::string windowType;
+  std::string window = e.scratch({{win.kernel[0], ""}, {win.kernel[1], ""}},
+                                 "i8", windowType);
+  GenericOperand windowIn{window, windowType,
+                          "affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>", "i8"};
+  e.generic(rank, reduction, {windowIn}, outs, [&](const std::vector<std::string> &b) {
+    std::vector<std::string> a(b.begin() + 1, b.end());
     IndexMath m(e);
     std::string iy = m.position(2, 4, win.strides[0], win.pads[0], win.dilations[0]);
     std::string ix = m.position(3, 5, win.strides[1], win.pads[1], win.dilations[1]);

@@ -5,6 +5,7 @@
 #include "fuel/IR/OpKind.h"
 #include "fuel/Support/Float16.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -52,7 +53,7 @@ std::string codegen::scalarLiteral(double value, const std::string &type) {
     std::snprintf(buf, sizeof buf, "0x%04X",
                   type == "f16" ? floatToHalfBits(f) : floatToBFloat16Bits(f));
   } else if (type == "i1") {
-    return value != 0 ? "true" : "false";
+    return value != 0 ? "1" : "0";
   } else { // Integers: saturate to int64 first; the type's width wraps.
     long long v = value >= 9.2e18    ? INT64_MAX
                   : value <= -9.2e18 ? INT64_MIN
@@ -141,6 +142,15 @@ std::vector<Extent> KernelEmitter::extents(ValueRef value) {
     out.push_back(e);
   }
   return out;
+}
+
+std::string KernelEmitter::symbolValue(uint32_t symbol) {
+  size_t position = std::find(spec.symbols.begin(), spec.symbols.end(), symbol) -
+                    spec.symbols.begin();
+  std::string v = op("memref.load %syms[" + index(static_cast<int64_t>(position)) +
+                         "]",
+                     "memref<?xi64>");
+  return op("arith.index_cast " + v + " : i64 to index", "");
 }
 
 std::string KernelEmitter::extentProduct(const std::vector<Extent> &shape,
@@ -320,6 +330,8 @@ LogicalResult KernelEmitter::emit(std::string &out, std::string &error) {
   for (size_t i = 0; i < argNames.size(); ++i)
     out += (i ? ", " : "") + argNames[i] + ": " + argTypes[i] +
            " {llvm.noalias}";
+  if (!spec.symbols.empty())
+    out += ", %syms: memref<?xi64> {llvm.noalias}";
   out += ") attributes {llvm.emit_c_interface} {\n";
   out += prologue.str() + text.str() + epilogue.str();
   out += "    return\n  }\n";

@@ -71,6 +71,9 @@ public:
   void alias(ValueRef value, ValueRef arg);
   /// The extents of argument `value` (static or read with memref.dim).
   std::vector<Extent> extents(ValueRef value);
+  /// The run-time value of symbolic dim `symbol` (one of spec.symbols) as
+  /// an `index`.
+  std::string symbolValue(uint32_t symbol);
   /// The product of `shape[from, to)` as an `index` value.
   std::string extentProduct(const std::vector<Extent> &shape, size_t from,
                             size_t to);

@@ -251,9 +251,12 @@ LogicalResult fuel::compileX86(const std::string &moduleText,
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
   llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(moduleText, "kernels.mlir", false),
+      llvm::SMLoc());
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(moduleText, &context);
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module) {
     error = "internal error: generated MLIR does not parse:\n" + diagnostics;
     return failure();

@@ -213,11 +213,15 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
       a["contiguous"] = arg.contiguous;
       args.push_back(std::move(a));
     }
+    nlohmann::ordered_json symbols = nlohmann::ordered_json::array();
+    for (uint32_t id : spec.symbols)
+      symbols.push_back(std::string(graph.symbols().name(id)));
     kernels.push_back({{"symbol", spec.symbol},
                        {"device", deviceName(plan, device)},
                        {"nodes", std::move(nodes)},
                        {"splittable", spec.splittable},
-                       {"args", std::move(args)}});
+                       {"args", std::move(args)},
+                       {"symbols", std::move(symbols)}});
   }
   j["kernels"] = std::move(kernels);
   nlohmann::ordered_json copies = nlohmann::ordered_json::array();

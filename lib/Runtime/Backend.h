@@ -24,6 +24,8 @@ namespace fuel::runtime {
 struct KernelCall {
   void *entry = nullptr;
   std::vector<std::vector<int64_t>> descriptors;
+  /// Values of the symbols the kernel reads (the last descriptor's data).
+  std::vector<int64_t> symbolValues;
   std::vector<int> splitAxes;
   /// Extent of the split axis (0: not splittable) and elements touched, to
   /// decide whether to use several threads.

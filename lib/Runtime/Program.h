@@ -48,6 +48,8 @@ struct KernelInfo {
   std::vector<NodeId> nodes;
   bool splittable = false;
   std::vector<KernelArgInfo> args;
+  /// Symbol ids (of the runtime's graph) the kernel reads, in its order.
+  std::vector<uint32_t> symbols;
   /// "linear+gelu": the op kinds it computes, for profiles.
   std::string label;
 };

@@ -59,13 +59,15 @@ class PlanReader {
 public:
   PlanReader(const Graph &graph, const std::vector<DeviceInfo> &devices)
       : graph(graph), devices(devices) {
-    for (NodeId n = 0; n < graph.numNodes(); ++n)
+    for (NodeId n = 0; n < graph.numNodes(); ++n) {
+      nodes.emplace(std::string(graph.name(n)), n);
       for (uint32_t r = 0; r < graph.numResults(n); ++r) {
         std::string name(graph.name(n));
         if (graph.numResults(n) != 1)
           name += "#" + std::to_string(r);
         values.emplace(std::move(name), ValueRef{n, r});
       }
+    }
   }
 
   void read(const json &j, Program &p);
@@ -78,6 +80,12 @@ private:
     auto it = values.find(name.get<std::string>());
     if (it == values.end())
       fail("unknown value '" + name.get<std::string>() + "'");
+    return it->second;
+  }
+  NodeId node(const json &name) {
+    auto it = nodes.find(name.get<std::string>());
+    if (it == nodes.end())
+      fail("unknown node '" + name.get<std::string>() + "'");
     return it->second;
   }
   unsigned device(const json &id) {
@@ -103,6 +111,7 @@ private:
   const Graph &graph;
   const std::vector<DeviceInfo> &devices;
   std::map<std::string, ValueRef> values;
+  std::map<std::string, NodeId> nodes;
 };
 } // namespace
 
@@ -134,10 +143,9 @@ void PlanReader::read(const json &j, Program &p) {
     info.device = device(k.at("device"));
     info.splittable = k.at("splittable");
     for (const json &n : k.at("nodes")) {
-      ValueRef v = value(n);
-      info.nodes.push_back(v.node);
+      info.nodes.push_back(node(n));
       info.label += (info.label.empty() ? "" : "+") +
-                    std::string(opName(graph.kind(v.node)));
+                    std::string(opName(graph.kind(info.nodes.back())));
     }
     for (const json &a : k.at("args")) {
       KernelArgInfo arg{binding(a, numBuffers), a.at("result"),
@@ -148,6 +156,13 @@ void PlanReader::read(const json &j, Program &p) {
       if (arg.isResult && !arg.binding.buffer)
         fail("kernel '" + info.symbol + "' writes a constant");
       info.args.push_back(arg);
+    }
+    for (const json &name : k.at("symbols")) {
+      std::optional<uint32_t> id = graph.symbols().lookup(name.get<std::string>());
+      if (!id)
+        fail("kernel '" + info.symbol + "' reads an unknown symbol '" +
+             name.get<std::string>() + "'");
+      info.symbols.push_back(*id);
     }
     p.kernels.push_back(std::move(info));
   }

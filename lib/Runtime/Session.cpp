@@ -216,8 +216,18 @@ KernelCall Session::Impl::buildCall(size_t k) {
         !layout.sizes.empty())
       call.splitExtent = layout.sizes[0];
   }
+  if (!info.symbols.empty()) {
+    for (uint32_t id : info.symbols)
+      call.symbolValues.push_back(symbolValues[id]);
+    call.descriptors.push_back({0, 0, 0, int64_t(info.symbols.size()), 1});
+    call.splitAxes.push_back(-1);
+  }
   for (std::vector<int64_t> &d : call.descriptors)
     call.argv.push_back(d.data());
+  if (!call.symbolValues.empty()) {
+    int64_t base = reinterpret_cast<int64_t>(call.symbolValues.data());
+    call.descriptors.back()[0] = call.descriptors.back()[1] = base;
+  }
   return call;
 }
 

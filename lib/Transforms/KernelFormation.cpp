@@ -134,6 +134,11 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
       if (!inGroup(v.node) && !seen)
         spec.args.push_back({v, false, -1, isAlwaysContiguous(graph, v)});
     }
+  for (NodeId n : nodes)
+    if (graph.kind(n) == OpKind::WriteSlice)
+      if (Dim offset = graph.dimsAttr(*graph.findAttr(n, AttrName::Offset))[0];
+          offset.isSymbolic())
+        spec.symbols.push_back(offset.symbolId());
   NodeId root = nodes.back();
   for (uint32_t r = 0; r < graph.numResults(root); ++r)
     spec.args.push_back({{root, r}, true, -1, true});

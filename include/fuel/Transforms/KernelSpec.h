@@ -11,7 +11,8 @@
 // args[i] points to a strided memref descriptor of argument i
 //   { T *allocated; T *aligned; int64_t offset; int64_t sizes[rank];
 //     int64_t strides[rank]; }
-// Arguments whose `splitAxis` is set may be cut along that axis: the runtime
+// A kernel that reads symbol values takes one more descriptor, of a 1-D i64
+// memref holding them. Arguments whose `splitAxis` is set may be cut along that axis: the runtime
 // runs the kernel on disjoint slices [lo, hi) of the kernel's first result
 // axis (on several threads) by narrowing those descriptors.
 //
@@ -44,6 +45,9 @@ struct KernelSpec {
   std::vector<KernelArg> args;
   /// Whether slices of the first result's axis 0 may run concurrently.
   bool splittable = false;
+  /// Symbolic dims whose values the kernel reads (e.g. a write_slice
+  /// offset), passed after the arguments as a 1-D i64 memref in this order.
+  std::vector<uint32_t> symbols;
 };
 
 } // namespace fuel

@@ -1,11 +1,16 @@
 #!/usr/bin/python3
-"""Checks the reference interpreter (fuel-ref) against numpy, op by op.
+"""Checks an implementation of fuelc's ops against numpy, op by op.
 
 Usage: check-ops.py FUEL_REF WORKDIR
+       check-ops.py --compiled FUELC FUEL_RUN WORKDIR
 
+The first form checks the reference interpreter; the second plans each case
+for the CPU (`fuelc plan -o`) and runs the generated kernels (`fuel-run`).
 Each case is one small graph with random inputs (fixed seed); numpy computes
-the expected result independently. Prints one line per failure and a final
-"N passed, M failed" line; exits 1 on any failure.
+the expected result independently. Symbolic dims are planned at twice the
+extent the inputs bind, so the kernels run below their planned bounds.
+Prints one line per failure and a final "N passed, M failed" line; exits 1
+on any failure.
 """
 import json
 import math
@@ -15,7 +20,11 @@ import sys
 
 import numpy as np
 
-FUEL_REF, WORK = sys.argv[1], sys.argv[2]
+COMPILED = sys.argv[1] == "--compiled"
+if COMPILED:
+    FUELC, FUEL_RUN, WORK = sys.argv[2:5]
+else:
+    FUEL_REF, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
 rng = np.random.default_rng(1234)
 DTYPES = {np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int8: "i8",
@@ -32,6 +41,29 @@ def rand(*shape, dtype=np.float32, low=-2.0, high=2.0):
 
 
 passed, failed = 0, 0
+
+
+def run_graph(name, gpath, args, inputs, symbolic):
+    """Runs the graph at `gpath` with the tool under test; False after
+    printing why it failed."""
+    if COMPILED:
+        dims = []
+        for iname, arr in inputs:
+            for d, extent in zip((symbolic or {}).get(iname, []), np.shape(arr)):
+                if isinstance(d, str):
+                    dims += ["--dim", f"{d}={2 * extent}"]
+        plan = gpath.replace(".json", ".fplan")
+        steps = [[FUELC, "plan", gpath, "--machine", "host", *dims, "-o", plan],
+                 [FUEL_RUN, "-q", plan, *args]]
+    else:
+        steps = [[FUEL_REF, gpath, *args]]
+    for cmd in steps:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            tool = os.path.basename(cmd[0])
+            print(f"FAIL {name}: {tool} exited {r.returncode}: {r.stderr.strip()}")
+            return False
+    return True
 
 
 def case(name, op, inputs, expected, attrs=None, outputs=None, rtol=1e-5,
@@ -63,9 +95,7 @@ def case(name, op, inputs, expected, attrs=None, outputs=None, rtol=1e-5,
     out_paths = [os.path.join(d, f"out{i}.npy") for i in range(len(outs))]
     for p in out_paths:
         args += ["--output", p]
-    r = subprocess.run([FUEL_REF, gpath, *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"FAIL {name}: fuel-ref exited {r.returncode}: {r.stderr.strip()}")
+    if not run_graph(name, gpath, args, inputs, symbolic):
         failed += 1
         return
     for p, want in zip(out_paths, expected):
