@@ -418,6 +418,11 @@ LogicalResult fuel::inferShapeOp(InferenceContext &ctx) {
     return inferSplit(ctx);
   case OpKind::Gather:
     return inferGather(ctx);
+  case OpKind::Contiguous: {
+    ShapeRef s = ctx.shape(0);
+    ctx.results.push_back({ctx.dtype(0), Shape(s.begin(), s.end())});
+    return success();
+  }
   default:
     return inferPad(ctx);
   }

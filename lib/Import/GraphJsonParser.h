@@ -53,6 +53,8 @@ public:
 
   SourceLocation locate(const Graph &graph, NodeId node,
                         NodeSite site) const override {
+    if (node >= nodes.size()) // Inserted by a pass: not in the file.
+      return SourceLocator::locate(graph, node, site);
     const NodeOrigin &origin = nodes[node];
     std::string pointer =
         "/" + std::string(origin.section) + "/" + std::to_string(origin.index);

@@ -51,6 +51,7 @@ bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
   case OpKind::AvgPool2D:
   case OpKind::Copy:
   case OpKind::Move:
+  case OpKind::Contiguous:
     axes[operands[0]] = 0;
     return true;
   case OpKind::Softmax:

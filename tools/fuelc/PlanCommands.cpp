@@ -6,6 +6,7 @@
 #include "fuel/Codegen/PlanCodegen.h"
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Planner/Planner.h"
+#include "fuel/Transforms/Materialize.h"
 
 #include <charconv>
 #include <cmath>
@@ -163,6 +164,8 @@ int loadPlanningInputs(const std::string &input, const PlanFlags &flags,
   in.machine = loadPlanningMachine(flags, diag);
   if (in.machine)
     in.file = readGraphFile(input, diag);
+  if (in.file)
+    materializeStridedReshapes(in.file->graph);
   if (in.file)
     in.registry = loadRegistry(flags, diag);
   return in.registry ? kSuccess : finishWithErrors(diag, options);
