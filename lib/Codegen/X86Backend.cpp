@@ -18,6 +18,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -76,6 +77,10 @@ static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
   mlir::PassManager pm(module->getContext());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createConvertLinalgToLoopsPass());
   pm.addPass(std::make_unique<ApproximateMathPass>());
+  // bf16 conversions as integer arithmetic: no soft-float runtime needed.
+  mlir::arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(mlir::arith::createArithExpandOpsPass(expand));
   pm.addPass(mlir::createConvertMathToLibmPass());
   pm.addPass(mlir::memref::createExpandStridedMetadataPass());
   pm.addPass(mlir::createLowerAffinePass());

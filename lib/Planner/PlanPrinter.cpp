@@ -102,6 +102,22 @@ std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
            formatTime(step.time) + "\n";
     printCopies(s);
   }
+  size_t fused = 0;
+  for (const KernelSpec &k : plan.kernels)
+    fused += k.nodes.size() > 1;
+  out += "kernels: " + std::to_string(plan.kernels.size()) + " for " +
+         std::to_string(plan.steps.size()) + " steps";
+  out += fused ? ", fused:\n" : "\n";
+  for (const KernelSpec &k : plan.kernels) {
+    if (k.nodes.size() < 2)
+      continue;
+    std::string names, ops;
+    for (NodeId n : k.nodes) {
+      names += (names.empty() ? "" : "+") + std::string(graph.name(n));
+      ops += (ops.empty() ? "" : "+") + std::string(opName(graph.kind(n)));
+    }
+    out += "  " + pad(k.symbol, 9) + " " + names + " (" + ops + ")\n";
+  }
   return out;
 }
 
@@ -166,6 +182,10 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   j["lower_bound"] = plan.lowerBound;
   j["makespan"] = plan.makespan;
   j["defaulted_symbols"] = plan.defaultedSymbols;
+  nlohmann::ordered_json bounds = nlohmann::ordered_json::object();
+  for (const auto &[name, extent] : plan.symbolBounds)
+    bounds[name] = extent;
+  j["symbol_bounds"] = std::move(bounds);
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (const PlannedStep &step : plan.steps) {
     nlohmann::ordered_json s;

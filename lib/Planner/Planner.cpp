@@ -240,6 +240,10 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
   plan.lowerBound = placement.lowerBound;
   plan.maxFlowRuns = placement.maxFlowRuns;
   plan.defaultedSymbols = pricing.defaulted();
+  plan.symbolBounds.clear();
+  for (uint32_t s = 0; s < graph.symbols().size(); ++s)
+    plan.symbolBounds.emplace_back(std::string(graph.symbols().name(s)),
+                                   pricing.extent(Dim::symbol(s)));
   plan.inputDevice = inputDevice;
   plan.outputDevice = outputDevice;
   plan.deviceOf.assign(graph.numNodes(), ~0u);

@@ -20,13 +20,15 @@ namespace fuel::runtime {
 
 /// A kernel call: the kernel and one strided memref descriptor per argument
 /// ({allocated, aligned, offset, sizes[rank], strides[rank]} as 64-bit
-/// words; see Transforms/KernelSpec.h).
+/// words; see Transforms/KernelSpec.h). Offsets are folded into the aligned
+/// pointer, so the offset word is always 0.
 struct KernelCall {
   void *entry = nullptr;
   std::vector<std::vector<int64_t>> descriptors;
   /// Values of the symbols the kernel reads (the last descriptor's data).
   std::vector<int64_t> symbolValues;
   std::vector<int> splitAxes;
+  std::vector<int64_t> elementBytes;
   /// Extent of the split axis (0: not splittable) and elements touched, to
   /// decide whether to use several threads.
   int64_t splitExtent = 0;

@@ -95,7 +95,7 @@ public:
         std::vector<int64_t> &d = slices[i];
         if (int axis = call.splitAxes[i]; axis >= 0) {
           size_t rank = (d.size() - 3) / 2;
-          d[2] += lo * d[3 + rank + axis];
+          d[1] += lo * d[3 + rank + axis] * call.elementBytes[i];
           d[3 + axis] = hi - lo;
         }
         argv[i] = d.data();

@@ -74,6 +74,9 @@ struct Program {
   /// Execution order: kernel launches (index) and copies (~index).
   std::vector<int64_t> order;
   std::vector<Binding> inputs, outputs;
+  /// Largest extent of each symbol (by the runtime graph's symbol id) the
+  /// plan's buffers hold.
+  std::vector<int64_t> symbolBounds;
 };
 
 struct Route {

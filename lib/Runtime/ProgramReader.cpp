@@ -202,6 +202,13 @@ void PlanReader::read(const json &j, Program &p) {
     p.order.insert(p.order.end(), copiesAfter[s + 1].begin(),
                    copiesAfter[s + 1].end());
   }
+  p.symbolBounds.assign(graph.symbols().size(), 0);
+  for (const auto &[name, bound] : j.at("symbol_bounds").items()) {
+    std::optional<uint32_t> id = graph.symbols().lookup(name);
+    if (!id)
+      fail("unknown symbol '" + name + "'");
+    p.symbolBounds[*id] = bound.get<int64_t>();
+  }
   for (const json &in : j.at("io").at("inputs"))
     p.inputs.push_back(binding(in, numBuffers));
   for (const json &out : j.at("io").at("outputs"))

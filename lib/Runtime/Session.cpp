@@ -205,12 +205,16 @@ KernelCall Session::Impl::buildCall(size_t k) {
   call.entry = entries[k];
   for (const KernelArgInfo &arg : info.args) {
     Layout layout = valueLayout(*graph, arg.binding.value, symbolValues);
+    // The element offset goes into the aligned pointer: a contiguous memref
+    // type has a static offset of 0 and ignores the descriptor's.
+    int64_t width = dtypeByteSize(graph->dtype(arg.binding.value));
     int64_t base = reinterpret_cast<int64_t>(baseOf(arg.binding));
-    std::vector<int64_t> d{base, base, layout.offset};
+    std::vector<int64_t> d{base, base + layout.offset * width, 0};
     d.insert(d.end(), layout.sizes.begin(), layout.sizes.end());
     d.insert(d.end(), layout.strides.begin(), layout.strides.end());
     call.descriptors.push_back(std::move(d));
     call.splitAxes.push_back(info.splittable ? arg.splitAxis : -1);
+    call.elementBytes.push_back(width);
     call.work += layout.numElements();
     if (arg.isResult && info.splittable && call.splitExtent == 0 &&
         !layout.sizes.empty())
@@ -221,6 +225,7 @@ KernelCall Session::Impl::buildCall(size_t k) {
       call.symbolValues.push_back(symbolValues[id]);
     call.descriptors.push_back({0, 0, 0, int64_t(info.symbols.size()), 1});
     call.splitAxes.push_back(-1);
+    call.elementBytes.push_back(8);
   }
   for (std::vector<int64_t> &d : call.descriptors)
     call.argv.push_back(d.data());
@@ -281,6 +286,15 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &in
       return error(diag, "input '" + inputName + "' must have shape " +
                              formatShape(shape, graph->symbols()));
   }
+  for (uint32_t s = 0; s < values.size(); ++s)
+    if (values[s] > program.symbolBounds[s]) {
+      std::string name(graph->symbols().name(s));
+      return error(diag, "the inputs bind " + name + "=" + std::to_string(values[s]) +
+                             ", but the plan's buffers hold " + name + " <= " +
+                             std::to_string(program.symbolBounds[s]) +
+                             " (plan again with --dim " + name + "=" +
+                             std::to_string(values[s]) + " or larger)");
+    }
   for (const auto &[given, tensor] : inputs)
     if (std::none_of(program.inputs.begin(), program.inputs.end(),
                      [&](const Binding &b) { return graph->name(b.value.node) == given; }))

@@ -9,13 +9,15 @@ config.suffixes = [".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.fuel_tools_dir), "test", "lit")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "validate-schema.py", "check-schema-tables.py", "expect-exit.sh",
-                   "check-ops.py", "check-mlp.py"]
+                   "check-ops.py", "check-mlp.py", "check-graphs.py"]
 
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", "/usr/bin:/bin")])
 
 config.substitutions.append(("%fuelc", os.path.join(config.fuel_tools_dir, "fuelc", "fuelc")))
 config.substitutions.append(("%fuel-ref", os.path.join(config.fuel_tools_dir, "fuel-ref", "fuel-ref")))
+config.substitutions.append(("%fuel-run", os.path.join(config.fuel_tools_dir, "fuel-run", "fuel-run")))
+config.substitutions.append(("%build", os.path.dirname(config.fuel_tools_dir)))
 # Debian's python3 has numpy (the one first on PATH may not).
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%examples", os.path.join(config.fuel_src_root, "examples")))

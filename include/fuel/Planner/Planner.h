@@ -79,6 +79,9 @@ struct ExecutionPlan {
   double makespan = 0;
   unsigned maxFlowRuns = 0;
   std::vector<std::string> defaultedSymbols;
+  /// The extent each symbol was priced at: buffers hold values up to these
+  /// extents, so they are the run-time upper bounds.
+  std::vector<std::pair<std::string, int64_t>> symbolBounds;
 };
 
 LogicalResult planGraph(const Graph &graph, const Machine &machine,

@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""Checks compiled plans (fuelc plan + fuel-run) against the reference
+interpreter (fuel-ref, itself checked against numpy) on multi-node graphs:
+fusion patterns, strided views feeding kernels, every dtype, symbolic dims,
+several outputs with a shared subgraph, and multithreaded splitting.
+
+Usage: check-graphs.py FUELC FUEL_RUN FUEL_REF WORKDIR
+
+Inputs are random (fixed seed). Tolerances, by output dtype (relative and
+absolute, as numpy.allclose): f64 1e-12/1e-12, f32 2e-5/2e-6 (polynomial
+transcendental approximations, reassociated reductions), f16 4e-3/4e-3,
+bf16 (checked through a cast to f32) 2e-2/2e-2; integers and bool exact.
+Prints one line per failure and "N passed, M failed"; exits 1 on failure.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+FUELC, FUEL_RUN, FUEL_REF, WORK = sys.argv[1:5]
+os.makedirs(WORK, exist_ok=True)
+rng = np.random.default_rng(7)
+DTYPES = {np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int8: "i8",
+          np.int32: "i32", np.int64: "i64", np.uint8: "u8", np.bool_: "bool"}
+TOLERANCE = {"f64": (1e-12, 1e-12), "f32": (2e-5, 2e-6), "f16": (4e-3, 4e-3)}
+passed, failed = 0, 0
+
+
+def rand(shape, dtype=np.float32, low=-2.0, high=2.0):
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r.returncode, r.stderr.strip()
+
+
+def check(name, inputs, nodes, outputs, constants=(), symbolic=None, dims=None,
+          plan_args=(), run_args=(), tolerance=None):
+    """Plans and runs the graph, compares every output with fuel-ref.
+    `symbolic` declares some inputs with symbolic shapes; `dims` gives the
+    planned bound of each symbol."""
+    global passed, failed
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    graph_inputs, args = [], []
+    for iname, arr in inputs:
+        path = os.path.join(d, iname + ".npy")
+        np.save(path, arr)
+        shape = (symbolic or {}).get(iname, list(arr.shape))
+        graph_inputs.append({"name": iname, "dtype": DTYPES[arr.dtype.type], "shape": shape})
+        args += ["--input", f"{iname}={path}"]
+    graph_constants = [{"name": c, "dtype": DTYPES[a.dtype.type], "shape": list(a.shape),
+                        "data": a.ravel().tolist()} for c, a in constants]
+    graph = {"format": "fuel.graph", "version": 1, "name": name, "inputs": graph_inputs,
+             "constants": graph_constants, "nodes": nodes, "outputs": outputs}
+    gpath = os.path.join(d, "g.json")
+    json.dump(graph, open(gpath, "w"))
+    plan = os.path.join(d, "g.fplan")
+    got = [os.path.join(d, f"got{i}.npy") for i in range(len(outputs))]
+    want = [os.path.join(d, f"want{i}.npy") for i in range(len(outputs))]
+    dim_args = [a for s, v in (dims or {}).items() for a in ("--dim", f"{s}={v}")]
+    for cmd in ([FUELC, "plan", gpath, "--machine", "host", *dim_args, *plan_args, "-o", plan],
+                [FUEL_RUN, "-q", plan, *run_args, *args, *[a for p in got for a in ("--output", p)]],
+                [FUEL_REF, gpath, *args, *[a for p in want for a in ("--output", p)]]):
+        code, err = run(cmd)
+        if code != 0:
+            print(f"FAIL {name}: {os.path.basename(cmd[0])} exited {code}: {err}")
+            failed += 1
+            return
+    for g, w in zip(got, want):
+        a, b = np.load(g), np.load(w)
+        ok = a.shape == b.shape and a.dtype == b.dtype
+        if ok and np.issubdtype(b.dtype, np.floating):
+            rtol, atol = tolerance or TOLERANCE[DTYPES[b.dtype.type]]
+            ok = np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol,
+                             equal_nan=True)
+        elif ok:
+            ok = np.array_equal(a, b)
+        if not ok:
+            diff = (np.abs(a.astype(np.float64) - b.astype(np.float64)).max()
+                    if a.shape == b.shape else "n/a")
+            print(f"FAIL {name}: {os.path.basename(g)} {a.dtype}{list(a.shape)} vs "
+                  f"{b.dtype}{list(b.shape)}, max abs diff {diff}")
+            failed += 1
+            return
+    passed += 1
+
+
+def node(id, op, inputs, **attrs):
+    n = {"id": id, "op": op, "inputs": inputs}
+    if attrs:
+        n["attrs"] = attrs
+    return n
+
+
+# Fusion: an elementwise chain of 5 ops with broadcasting (one kernel).
+x, a, b = rand((8, 64)), rand((64,)), rand((1, 64))
+check("chain_broadcast", [("x", x), ("a", a), ("b", b)],
+      [node("m", "mul", ["x", "a"]), node("s", "add", ["m", "b"]),
+       node("t", "tanh", ["s"]), node("e", "exp", ["t"]), node("y", "mul", ["e", "x"])], ["y"])
+# Through views: a transposed and a sliced operand (strided reads).
+t = rand((64, 8))
+check("chain_strided_views", [("x", x), ("t", t)],
+      [node("tt", "transpose", ["t"]), node("s", "slice", ["x"], starts=[0], ends=[8], steps=[2], axes=[0]),
+       node("st", "slice", ["tt"], starts=[1], ends=[8], steps=[2], axes=[0]),
+       node("y", "add", ["s", "st"]), node("z", "relu", ["y"])], ["z"])
+# Reductions over views and with elementwise producers.
+check("reduce_of_chain", [("x", x)],
+      [node("sq", "mul", ["x", "x"]), node("y", "reduce_sum", ["sq"], axes=[-1], keepdims=True),
+       node("r", "rsqrt", ["y"])], ["r"])
+check("reduce_strided", [("t", t)],
+      [node("tt", "transpose", ["t"]), node("y", "reduce_max", ["tt"], axes=[0])], ["y"])
+# Epilogues: linear + bias + gelu, matmul + add + relu, conv + relu,
+# layer_norm + mul.
+w, bias = rand((32, 64)), rand((32,))
+check("linear_gelu", [("x", x)], [node("l", "linear", ["x", "w", "bias"]), node("y", "gelu", ["l"])],
+      ["y"], constants=[("w", w), ("bias", bias)])
+m2 = rand((64, 16))
+check("matmul_add_relu", [("x", x), ("m", m2), ("c", rand((16,)))],
+      [node("p", "matmul", ["x", "m"]), node("q", "add", ["p", "c"]), node("y", "relu", ["q"])], ["y"])
+img, k = rand((2, 3, 9, 9)), rand((4, 3, 3, 3))
+check("conv_relu", [("img", img)],
+      [node("c", "conv2d", ["img", "k"], pads=[1, 1, 1, 1]), node("y", "relu", ["c"])], ["y"],
+      constants=[("k", k)])
+check("layer_norm_mul", [("x", x), ("g", rand((64,)))],
+      [node("n", "layer_norm", ["x"]), node("y", "mul", ["n", "g"])], ["y"])
+check("softmax_of_scaled_scores", [("q", rand((2, 4, 8, 16))), ("k", rand((2, 4, 8, 16)))],
+      [node("s", "matmul", ["q", "k"], transpose_b=True), node("c", "mul", ["s", "scale"]),
+       node("p", "softmax", ["c"])], ["p"], constants=[("scale", np.array([0.25], np.float32))])
+# A transposed operand read by matmul (strided descriptor).
+check("matmul_strided_operand", [("t", rand((16, 8))), ("m", rand((16, 5)))],
+      [node("tt", "transpose", ["t"]), node("y", "matmul", ["tt", "m"])], ["y"])
+# Several outputs sharing a subgraph (computed once), one output a view.
+check("shared_outputs", [("x", x), ("a", a)],
+      [node("s", "add", ["x", "a"]), node("r", "relu", ["s"]), node("n", "neg", ["s"]),
+       node("v", "transpose", ["s"])], ["r", "n", "v"])
+# Every dtype through elementwise ops, a reduction and casts.
+for dt in [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8]:
+    name = DTYPES[dt]
+    u, v = rand((6, 10), dt, 0, 9), rand((10,), dt, 1, 9)
+    check(f"dtype_{name}", [("u", u), ("v", v)],
+          [node("s", "add", ["u", "v"]), node("p", "mul", ["s", "v"]), node("q", "max", ["p", "u"]),
+           node("c", "gt", ["q", "s"]), node("w", "where", ["c", "q", "u"]),
+           node("r", "reduce_sum", ["w"], axes=[1]), node("f", "cast", ["w"], to="f64")],
+          ["r", "f", "c"])
+    check(f"dtype_{name}_matmul", [("u", u), ("m", rand((10, 4), dt, 0, 3))],
+          [node("y", "matmul", ["u", "m"])], ["y"],
+          tolerance=(4e-3, 4e-2) if dt == np.float16 else None)
+check("dtype_bool", [("p", rand((5, 7), np.bool_)), ("q", rand((7,), np.bool_))],
+      [node("a", "and", ["p", "q"]), node("o", "or", ["a", "q"]), node("n", "not", ["o"]),
+       node("e", "eq", ["n", "p"])], ["e"])
+# bf16 has no numpy dtype: compute in bf16 between casts from and to f32.
+bx = rand((4, 32))
+check("dtype_bf16", [("x", bx), ("m", rand((32, 8)))],
+      [node("h", "cast", ["x"], to="bf16"), node("hm", "cast", ["m"], to="bf16"),
+       node("e", "exp", ["h"]), node("s", "softmax", ["e"]), node("p", "matmul", ["h", "hm"]),
+       node("r", "reduce_sum", ["h"], axes=[1]), node("y", "cast", ["s"], to="f32"),
+       node("z", "cast", ["p"], to="f32"), node("w", "cast", ["r"], to="f32")],
+      ["y", "z", "w"], tolerance=(2e-2, 2e-2))
+# Symbolic dims: one plan (bounds B<=16, T<=12) run below its bounds.
+for batch, seq in [(1, 12), (5, 3), (16, 7)]:
+    check(f"symbolic_B{batch}_T{seq}", [("x", rand((batch, seq, 64)))],
+          [node("n", "layer_norm", ["x"]), node("l", "linear", ["n", "w", "bias"]),
+           node("g", "gelu", ["l"], approximate="tanh"), node("s", "softmax", ["g"], axis=1),
+           node("r", "reshape", ["s"], shape=["B", "T", 4, 8])],
+          ["r"], constants=[("w", w), ("bias", bias)],
+          symbolic={"x": ["B", "T", 64]}, dims={"B": 16, "T": 12})
+# Large enough to split over threads: results must not depend on the split.
+big = rand((4096, 256))
+for threads in ["1", "2", "3"]:
+    check(f"threads_{threads}", [("x", big)],
+          [node("e", "exp", ["x"]), node("s", "softmax", ["e"]), node("y", "reduce_mean", ["s"], axes=[1])],
+          ["s", "y"], run_args=["--threads", threads])
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
