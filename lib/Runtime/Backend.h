@@ -35,6 +35,14 @@ struct KernelCall {
   int64_t work = 0;
   /// Pointers to `descriptors`, as the entry point takes them.
   std::vector<void *> argv;
+  /// Arguments in graph inputs' buffers, which each run points at the
+  /// caller's tensors (zero-copy): argument, buffer, byte offset in it.
+  struct Rebind {
+    unsigned arg;
+    size_t buffer;
+    int64_t offset;
+  };
+  std::vector<Rebind> rebinds;
 };
 
 class Backend {

@@ -36,6 +36,10 @@ struct Session::Impl {
   unsigned threads = 1;
   std::vector<std::unique_ptr<Backend>> backends; // By device; null if unused.
   std::vector<void *> entries;                    // By kernel.
+  // Where each buffer is: in its device's arena, except graph inputs on the
+  // CPU, which each run points at the caller's tensors.
+  std::vector<char *> bufferBase;
+  std::vector<bool> isInputBuffer;
   // Kernel calls for the current symbol values, prepared by the binder
   // thread for the planned values and rebuilt when a run binds others.
   std::vector<KernelCall> calls;
@@ -71,7 +75,7 @@ struct Session::Impl {
                             DiagnosticEngine &diag);
   void execute();
   void copy(const CopyInfo &c);
-  Tensor readOutput(const Binding &b);
+  void readOutput(const Binding &b, Tensor &t);
 };
 
 LogicalResult Session::Impl::open(DiagnosticEngine &diag) {
@@ -184,17 +188,22 @@ LogicalResult Session::Impl::prepareDevices(
                              program.devices[k.device].id);
     entries.push_back(entry);
   }
-  for (const Binding &b : program.inputs)
+  for (const BufferInfo &b : program.buffers)
+    bufferBase.push_back(backends[b.device] ? backends[b.device]->arenaBase() + b.offset
+                                            : nullptr);
+  isInputBuffer.assign(program.buffers.size(), false);
+  for (const Binding &b : program.inputs) {
     if (!b.buffer)
       return error(diag, "input is not bound to a buffer");
+    isInputBuffer[*b.buffer] = program.devices[program.buffers[*b.buffer].device].kind ==
+                               DeviceKind::CPU;
+  }
   return success();
 }
 
 char *Session::Impl::baseOf(const Binding &b) {
-  if (b.buffer) {
-    const BufferInfo &buffer = program.buffers[*b.buffer];
-    return backends[buffer.device]->arenaBase() + buffer.offset;
-  }
+  if (b.buffer)
+    return bufferBase[*b.buffer];
   ValueRef root = bufferRoot(*graph, b.value);
   return const_cast<char *>(graph->constantData(root.node)->bytes().data());
 }
@@ -210,6 +219,9 @@ KernelCall Session::Impl::buildCall(size_t k) {
     int64_t width = dtypeByteSize(graph->dtype(arg.binding.value));
     int64_t base = reinterpret_cast<int64_t>(baseOf(arg.binding));
     std::vector<int64_t> d{base, base + layout.offset * width, 0};
+    if (arg.binding.buffer && isInputBuffer[*arg.binding.buffer])
+      call.rebinds.push_back({static_cast<unsigned>(call.descriptors.size()),
+                              *arg.binding.buffer, layout.offset * width});
     d.insert(d.end(), layout.sizes.begin(), layout.sizes.end());
     d.insert(d.end(), layout.strides.begin(), layout.strides.end());
     call.descriptors.push_back(std::move(d));
@@ -349,10 +361,8 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &in
 }
 
 void Session::Impl::copy(const CopyInfo &c) {
-  const BufferInfo &from = program.buffers[c.source], &to = program.buffers[c.target];
-  std::memcpy(backends[to.device]->arenaBase() + to.offset,
-              backends[from.device]->arenaBase() + from.offset,
-              std::min(from.size, to.size));
+  std::memcpy(bufferBase[c.target], bufferBase[c.source],
+              std::min(program.buffers[c.source].size, program.buffers[c.target].size));
 }
 
 void Session::Impl::execute() {
@@ -365,6 +375,11 @@ void Session::Impl::execute() {
     if (!allBound) // First run: overlap with the binder thread.
       bound[op].wait();
     KernelCall &call = calls[op];
+    for (const KernelCall::Rebind &r : call.rebinds) {
+      int64_t base = reinterpret_cast<int64_t>(bufferBase[r.buffer]);
+      call.descriptors[r.arg][0] = base;
+      call.descriptors[r.arg][1] = base + r.offset;
+    }
     Backend &backend = *backends[program.kernels[op].device];
     if (!timing) {
       backend.launch(call);
@@ -385,8 +400,7 @@ void Session::Impl::execute() {
   allBound = true;
 }
 
-Tensor Session::Impl::readOutput(const Binding &b) {
-  Tensor t;
+void Session::Impl::readOutput(const Binding &b, Tensor &t) {
   t.dtype = graph->dtype(b.value);
   t.shape = concreteShape(graph->shape(b.value), symbolValues);
   Layout layout = valueLayout(*graph, b.value, symbolValues);
@@ -396,7 +410,7 @@ Tensor Session::Impl::readOutput(const Binding &b) {
   const char *base = baseOf(b);
   if (layout.isContiguous()) {
     std::memcpy(t.data.data(), base + layout.offset * width, t.data.size());
-    return t;
+    return;
   }
   std::vector<int64_t> index(t.shape.size(), 0);
   for (int64_t i = 0; i < count; ++i) {
@@ -408,7 +422,6 @@ Tensor Session::Impl::readOutput(const Binding &b) {
       index[d] = 0;
     }
   }
-  return t;
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
@@ -452,12 +465,18 @@ LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
     return failure();
   for (const Binding &b : impl->program.inputs) {
     const Tensor &t = inputs.at(std::string(impl->graph->name(b.value.node)));
+    if (impl->isInputBuffer[*b.buffer]) { // Read in place: the run never writes it.
+      impl->bufferBase[*b.buffer] = const_cast<char *>(t.data.data());
+      continue;
+    }
     std::memcpy(impl->baseOf(b), t.data.data(), t.data.size());
   }
   impl->execute();
-  outputs.clear();
-  for (const Binding &b : impl->program.outputs)
-    outputs.push_back(impl->readOutput(b));
+  // Output tensors of a previous run are reused: fresh memory costs page
+  // faults on every run.
+  outputs.resize(impl->program.outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    impl->readOutput(impl->program.outputs[i], outputs[i]);
   return success();
 }
 
