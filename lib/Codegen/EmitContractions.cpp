@@ -120,8 +120,43 @@ static LogicalResult emitLinear(KernelEmitter &e, NodeId node) {
   return success();
 }
 
+/// A call to the library sgemm (kernels/x86/sgemm.cpp), which reads the
+/// operands' descriptors through unranked memrefs.
+static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  auto operands = graph.operands(node);
+  ValueRef y{node, 0};
+  // Flags: transpose a, transpose b, accumulate into the result.
+  int64_t flags = 0;
+  if (graph.kind(node) == OpKind::MatMul) {
+    flags |= graph.getBool(node, AttrName::TransposeA, false) ? 1 : 0;
+    flags |= graph.getBool(node, AttrName::TransposeB, false) ? 2 : 0;
+  } else { // linear: x * w^T (+ bias, written first)
+    flags |= 2;
+    if (operands.size() == 3) {
+      beginAccumulation(e, y, 0, operands[2],
+                        static_cast<unsigned>(graph.shape(y).size()) - 1);
+      flags |= 4;
+    }
+  }
+  auto unranked = [&](ValueRef v) {
+    return e.op("memref.cast " + e.argName(v) + " : " + e.argType(v) +
+                    " to memref<*xf32>",
+                "");
+  };
+  std::string a = unranked(operands[0]), b = unranked(operands[1]),
+              c = unranked(y);
+  std::string f = e.op("arith.constant " + std::to_string(flags), "i64");
+  e.body() << "    func.call @" << e.spec.librarySymbol << "(" << a << ", " << b
+           << ", " << c << ", " << f
+           << ") : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()\n";
+  return success();
+}
+
 LogicalResult codegen::emitContraction(KernelEmitter &e, NodeId node,
                                        std::string &) {
+  if (!e.spec.librarySymbol.empty() && node == e.spec.nodes.front())
+    return emitLibraryCall(e, node);
   return e.graph.kind(node) == OpKind::MatMul ? emitMatMul(e, node)
                                               : emitLinear(e, node);
 }

@@ -3,12 +3,21 @@
 #include "KernelEmitter.h"
 #include "fuel/Codegen/X86Codegen.h"
 
+#include <set>
+
 using namespace fuel;
 
 LogicalResult fuel::emitKernelModule(const Graph &graph,
                                      const std::vector<KernelSpec> &kernels,
                                      std::string &module, std::string &error) {
   module = "module {\n";
+  // Library kernels the generated ones call, declared once each.
+  std::set<std::string> libraries;
+  for (const KernelSpec &spec : kernels)
+    if (!spec.librarySymbol.empty() && libraries.insert(spec.librarySymbol).second)
+      module += "  func.func private @" + spec.librarySymbol +
+                "(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) "
+                "attributes {llvm.emit_c_interface}\n";
   for (const KernelSpec &spec : kernels) {
     codegen::KernelEmitter emitter(graph, spec);
     std::string why;

@@ -4,10 +4,13 @@
 
 #include "fuel/Codegen/X86Codegen.h"
 
+#include <algorithm>
+
 using namespace fuel;
 
 LogicalResult fuel::generateRouteCode(const Graph &graph,
                                       const ExecutionPlan &plan,
+                                      const std::string &x86KernelLibrary,
                                       bool wantAssembly, RouteCode &code,
                                       std::string &error) {
   std::vector<KernelSpec> x86;
@@ -35,8 +38,13 @@ LogicalResult fuel::generateRouteCode(const Graph &graph,
     return success();
   if (failed(emitKernelModule(graph, x86, code.mlir, error)))
     return failure();
+  std::vector<std::string> libraries;
+  if (std::any_of(x86.begin(), x86.end(),
+                  [](const KernelSpec &k) { return !k.librarySymbol.empty(); }))
+    libraries.push_back(x86KernelLibrary);
   X86Output out;
-  if (failed(compileX86(code.mlir, x86, *target, {}, wantAssembly, out, error)))
+  if (failed(compileX86(code.mlir, x86, *target, libraries, wantAssembly, out,
+                        error)))
     return failure();
   code.binaries["x86"] = std::move(out.sharedObject);
   code.assembly = std::move(out.assembly);

@@ -49,6 +49,14 @@ static std::string hardFilter(const Graph &graph, NodeId node,
   for (DType t : dtypes)
     if (!capsule.acceptsDType(t))
       return "dtype " + std::string(dtypeName(t)) + " not supported";
+  if (!capsule.cpuFeatures.empty()) {
+    std::vector<std::string> have =
+        x86LevelFeatures(device.target).value_or(std::vector<std::string>());
+    for (const std::string &f : capsule.cpuFeatures)
+      if (std::find(have.begin(), have.end(), f) == have.end())
+        return "needs CPU feature " + f + ", which target '" + device.target +
+               "' lacks";
+  }
   if (device.peakFlops[static_cast<unsigned>(work.dtype)] <= 0)
     return "device has no " + std::string(dtypeName(work.dtype)) +
            " arithmetic";

@@ -111,6 +111,18 @@ bool ManifestParser::parseCapsule() {
         }
         return true;
       });
+    } else if (member == "symbol") {
+      alive = readText(c.symbol, valid);
+    } else if (member == "cpu_features") {
+      alive = forEachElement([&] {
+        bool isString = true;
+        if (!readText(text, isString))
+          return false;
+        if (isString)
+          c.cpuFeatures.push_back(text);
+        valid &= isString;
+        return true;
+      });
     } else if (member == "provider") {
       alive = readText(c.provider, valid);
     } else if (member == "trust") {
@@ -164,7 +176,8 @@ bool ManifestParser::parseCapsule() {
                             "id, op, backend, dtypes, provider, trust, "
                             "max_relative_error, bit_stable, strided_inputs, "
                             "max_rank, max_elements, efficiency, "
-                            "fixed_overhead, workspace_bytes, source");
+                            "fixed_overhead, workspace_bytes, source, symbol, "
+                            "cpu_features");
     }
   }
   if (!alive || reader.failed())

@@ -26,8 +26,11 @@ static bool takesEpilogue(OpKind kind) {
   }
 }
 
+/// Steps whose code fuelc emits: generated capsules, and library kernels
+/// called from a generated kernel.
 static bool isGenerated(const PlannedStep &step) {
-  return step.capsule && step.capsule->provider == "fuelc-codegen";
+  return step.capsule && (step.capsule->provider == "fuelc-codegen" ||
+                          !step.capsule->symbol.empty());
 }
 
 std::vector<size_t> fuel::fuseSteps(const Graph &graph,
@@ -66,7 +69,8 @@ std::vector<size_t> fuel::fuseSteps(const Graph &graph,
       continue;
     OpKind kind = graph.kind(step.node);
     size_t root = rootOf[u];
-    if (isElementwise(kind)) {
+    bool isLibrary = !step.capsule->symbol.empty();
+    if (isElementwise(kind) && !isLibrary) {
       // Only into a group whose root is elementwise: epilogues are the tail.
       if (isElementwise(graph.kind(plan.steps[root].node)))
         rootOf[s] = root;

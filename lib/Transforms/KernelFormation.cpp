@@ -177,11 +177,17 @@ std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
                                           const std::vector<size_t> &rootOf) {
   std::vector<KernelSpec> kernels;
   std::vector<std::vector<NodeId>> members(plan.steps.size());
-  for (size_t s = 0; s < plan.steps.size(); ++s)
+  std::vector<std::string> library(plan.steps.size());
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    if (members[rootOf[s]].empty() && plan.steps[s].capsule)
+      library[rootOf[s]] = plan.steps[s].capsule->symbol; // The group's head.
     members[rootOf[s]].push_back(plan.steps[s].node);
+  }
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    if (rootOf[s] == s)
+    if (rootOf[s] == s) {
       kernels.push_back(formKernel(graph, members[s],
                                    "fuel_k" + std::to_string(kernels.size())));
+      kernels.back().librarySymbol = library[s];
+    }
   return kernels;
 }

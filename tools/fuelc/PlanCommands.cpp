@@ -213,7 +213,8 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
   for (size_t r = 0; r < routes.size() && wantsCode; ++r) {
     std::string error;
     if (failed(generateRouteCode(file->graph, routes[r].plan,
-                                 flags.emit == "asm", code[r], error))) {
+                                 FUEL_X86_KERNEL_LIBRARY, flags.emit == "asm",
+                                 code[r], error))) {
       diag.error({}, "code generation failed: " + error);
       return finishWithErrors(diag, options);
     }

@@ -26,7 +26,10 @@ struct RouteCode {
   std::vector<std::string> missing;
 };
 
+/// `x86KernelLibrary` is the archive of library kernels (kernels/x86) that
+/// generated kernels may call.
 LogicalResult generateRouteCode(const Graph &graph, const ExecutionPlan &plan,
+                                const std::string &x86KernelLibrary,
                                 bool wantAssembly, RouteCode &code,
                                 std::string &error);
 

@@ -63,6 +63,11 @@ struct Capsule {
   uint64_t workspaceBytes = 0;
   /// Content hash of the kernel's source (identifies the exact revision).
   std::string revision;
+  /// A library kernel's entry point, which fuelc's generated kernels call
+  /// (empty for generated capsules), and the CPU features it needs: devices
+  /// whose target level lacks one cannot run it.
+  std::string symbol;
+  std::vector<std::string> cpuFeatures;
 
   bool acceptsDType(DType t) const {
     return dtypes & (1u << static_cast<unsigned>(t));

@@ -48,6 +48,9 @@ struct KernelSpec {
   /// Symbolic dims whose values the kernel reads (e.g. a write_slice
   /// offset), passed after the arguments as a 1-D i64 memref in this order.
   std::vector<uint32_t> symbols;
+  /// The library kernel (Capsule::symbol) computing the group's first node,
+  /// which the generated kernel calls; empty when fuelc generates it all.
+  std::string librarySymbol;
 };
 
 } // namespace fuel

@@ -1,0 +1,276 @@
+//===- sgemm.cpp - f32 matrix multiplication for x86-64 -------------------===//
+//
+// A library microkernel (IREE calls these ukernels) that fuelc's generated
+// matmul and linear kernels call for f32. GotoBLAS/BLIS blocking: B is
+// packed in KC x NR column panels, A in MR x KC row panels, and an MR x NR
+// register tile of C accumulates with FMAs. Built twice from this file:
+// VECTOR_FLOATS=16 (AVX-512, 12x32 tile) and VECTOR_FLOATS=8 (AVX2, 6x16).
+//
+// Entry point (the MLIR C interface of a function taking three unranked
+// memrefs and an i64):
+//   void _mlir_ciface_<SYMBOL>(UnrankedMemRef *a, *b, *c, int64_t flags)
+// computing C = op(A) * op(B) (+ C with kAccumulate) over the last two axes,
+// leading (batch) axes broadcast numpy-style; strides are arbitrary except
+// that C is contiguous in its last axis.
+//
+//===----------------------------------------------------------------------===//
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#ifndef VECTOR_FLOATS
+#error "define VECTOR_FLOATS (16 for AVX-512, 8 for AVX2)"
+#endif
+#ifndef SYMBOL
+#error "define SYMBOL, the entry point's name"
+#endif
+
+namespace {
+
+constexpr int kWidth = VECTOR_FLOATS;
+constexpr int kMR = kWidth == 16 ? 12 : 6; // Rows of the register tile.
+constexpr int kNR = 2 * kWidth;            // Columns: two vectors.
+constexpr int64_t kKC = 256, kMC = 16 * kMR, kNC = 2048;
+
+typedef float Vec __attribute__((vector_size(kWidth * 4), aligned(4)));
+
+// Flags (bits of the i64 argument).
+constexpr int64_t kTransposeA = 1, kTransposeB = 2, kAccumulate = 4;
+
+struct UnrankedMemRef {
+  int64_t rank;
+  int64_t *descriptor; // {allocated, aligned, offset, sizes[rank], strides[rank]}
+};
+
+struct Matrix {
+  const float *data;
+  int64_t rows, cols, rowStride, colStride;
+};
+
+/// Packed panels, allocated once per thread and freed when it exits (a
+/// pthread key: this object has no C++ runtime to run thread_local
+/// destructors).
+struct Scratch {
+  float *a, *b;
+};
+pthread_key_t scratchKey;
+pthread_once_t scratchOnce = PTHREAD_ONCE_INIT;
+
+void freeScratch(void *p) {
+  Scratch *s = static_cast<Scratch *>(p);
+  std::free(s->a);
+  std::free(s->b);
+  std::free(s);
+}
+
+Scratch *threadScratch() {
+  pthread_once(&scratchOnce, [] { pthread_key_create(&scratchKey, freeScratch); });
+  auto *s = static_cast<Scratch *>(pthread_getspecific(scratchKey));
+  if (!s) {
+    s = static_cast<Scratch *>(std::malloc(sizeof(Scratch)));
+    s->a = static_cast<float *>(std::aligned_alloc(64, kMC * kKC * sizeof(float)));
+    s->b = static_cast<float *>(std::aligned_alloc(64, kKC * kNC * sizeof(float)));
+    pthread_setspecific(scratchKey, s);
+  }
+  return s;
+}
+
+/// Packs rows [i0, i0 + mc) x cols [k0, k0 + kc) of A into MR-row panels,
+/// k-major inside a panel, zero-padding the last panel.
+void packA(const Matrix &a, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+           float *out) {
+  for (int64_t ip = 0; ip < mc; ip += kMR) {
+    int64_t rows = mc - ip < kMR ? mc - ip : kMR;
+    for (int64_t k = 0; k < kc; ++k) {
+      const float *src = a.data + (k0 + k) * a.colStride + (i0 + ip) * a.rowStride;
+      for (int64_t r = 0; r < kMR; ++r)
+        out[r] = r < rows ? src[r * a.rowStride] : 0.0f;
+      out += kMR;
+    }
+  }
+}
+
+/// Packs rows [k0, k0 + kc) x cols [j0, j0 + nc) of B into NR-column panels.
+void packB(const Matrix &b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+           float *out) {
+  for (int64_t jp = 0; jp < nc; jp += kNR) {
+    int64_t cols = nc - jp < kNR ? nc - jp : kNR;
+    for (int64_t k = 0; k < kc; ++k) {
+      const float *src = b.data + (k0 + k) * b.rowStride + (j0 + jp) * b.colStride;
+      if (cols == kNR && b.colStride == 1) {
+        std::memcpy(out, src, kNR * sizeof(float));
+      } else {
+        for (int64_t c = 0; c < kNR; ++c)
+          out[c] = c < cols ? src[c * b.colStride] : 0.0f;
+      }
+      out += kNR;
+    }
+  }
+}
+
+/// C[0:MR, 0:NR] (+)= Apanel * Bpanel over kc; `ldc` is C's row stride.
+inline void microkernel(int64_t kc, const float *a, const float *b, float *c,
+                        int64_t ldc, bool accumulate) {
+  Vec acc[kMR][2];
+  for (int r = 0; r < kMR; ++r)
+    acc[r][0] = acc[r][1] = Vec{};
+  for (int64_t k = 0; k < kc; ++k) {
+    Vec b0 = *reinterpret_cast<const Vec *>(b);
+    Vec b1 = *reinterpret_cast<const Vec *>(b + kWidth);
+#pragma GCC unroll 12
+    for (int r = 0; r < kMR; ++r) {
+      Vec ar = Vec{} + a[r];
+      acc[r][0] += ar * b0;
+      acc[r][1] += ar * b1;
+    }
+    a += kMR;
+    b += kNR;
+  }
+  for (int r = 0; r < kMR; ++r) {
+    Vec *row = reinterpret_cast<Vec *>(c + r * ldc);
+    if (accumulate) {
+      row[0] += acc[r][0];
+      row[1] += acc[r][1];
+    } else {
+      row[0] = acc[r][0];
+      row[1] = acc[r][1];
+    }
+  }
+}
+
+/// C = A * B (+ C) for one matrix; C rows are contiguous.
+void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
+          bool accumulate) {
+  int64_t m = a.rows, n = b.cols, k = a.cols;
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i)
+        std::memset(c + i * ldc, 0, n * sizeof(float));
+    return;
+  }
+  Scratch *scratch = threadScratch();
+  float *packedA = scratch->a, *packedB = scratch->b;
+  alignas(64) float edge[kMR * kNR];
+  for (int64_t jc = 0; jc < n; jc += kNC) {
+    int64_t nc = n - jc < kNC ? n - jc : kNC;
+    for (int64_t pc = 0; pc < k; pc += kKC) {
+      int64_t kc = k - pc < kKC ? k - pc : kKC;
+      bool add = accumulate || pc > 0;
+      packB(b, pc, kc, jc, nc, packedB);
+      for (int64_t ic = 0; ic < m; ic += kMC) {
+        int64_t mc = m - ic < kMC ? m - ic : kMC;
+        packA(a, ic, mc, pc, kc, packedA);
+        for (int64_t jr = 0; jr < nc; jr += kNR) {
+          int64_t cols = nc - jr < kNR ? nc - jr : kNR;
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            int64_t rows = mc - ir < kMR ? mc - ir : kMR;
+            float *tile = c + (ic + ir) * ldc + jc + jr;
+            const float *ap = packedA + ir * kc, *bp = packedB + jr * kc;
+            if (rows == kMR && cols == kNR) {
+              microkernel(kc, ap, bp, tile, ldc, add);
+              continue;
+            }
+            // A partial tile goes through a full-size buffer.
+            microkernel(kc, ap, bp, edge, kNR, false);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t j = 0; j < cols; ++j)
+                tile[r * ldc + j] = (add ? tile[r * ldc + j] : 0.0f) + edge[r * kNR + j];
+          }
+        }
+      }
+    }
+  }
+}
+
+struct View {
+  const int64_t *d;
+  int64_t rank;
+  float *data() const { return reinterpret_cast<float *>(d[1]) + d[2]; }
+  int64_t size(int64_t i) const { return d[3 + i]; }
+  int64_t stride(int64_t i) const { return d[3 + rank + i]; }
+};
+
+/// The matrix of the last two axes of `v` (a rank-1 operand is a row, or a
+/// column with `column`), transposed with `transpose`.
+Matrix matrixOf(const View &v, const float *base, bool transpose, bool column) {
+  Matrix m{base, 1, 1, 0, 0};
+  if (v.rank == 1) {
+    m.rows = column ? v.size(0) : 1;
+    m.cols = column ? 1 : v.size(0);
+    m.rowStride = column ? v.stride(0) : 0;
+    m.colStride = column ? 0 : v.stride(0);
+  } else {
+    m.rows = v.size(v.rank - 2);
+    m.cols = v.size(v.rank - 1);
+    m.rowStride = v.stride(v.rank - 2);
+    m.colStride = v.stride(v.rank - 1);
+  }
+  if (transpose) {
+    int64_t t = m.rows;
+    m.rows = m.cols;
+    m.cols = t;
+    t = m.rowStride;
+    m.rowStride = m.colStride;
+    m.colStride = t;
+  }
+  return m;
+}
+} // namespace
+
+/// Whether axes [from, to] of `v` are nested row-major (each stride is the
+/// next one times its extent), so they index like one axis.
+bool collapsible(const View &v, int64_t from, int64_t to) {
+  for (int64_t i = from; i < to; ++i)
+    if (v.size(i + 1) != 1 && v.stride(i) != v.stride(i + 1) * v.size(i + 1))
+      return false;
+  return true;
+}
+
+extern "C" void SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c,
+                       int64_t flags) {
+  View va{a->descriptor, a->rank}, vb{b->descriptor, b->rank},
+      vc{c->descriptor, c->rank};
+  bool transA = flags & kTransposeA, transB = flags & kTransposeB;
+  bool accumulate = flags & kAccumulate;
+  bool rowA = va.rank >= 2, columnB = vb.rank < 2;
+  int64_t batchA = va.rank - (rowA ? 2 : 1), batchB = vb.rank - (columnB ? 1 : 2);
+  int64_t batchRank = vc.rank - rowA - !columnB;
+  // C's row stride: its axis of m (the last one when b is a column).
+  int64_t ldc = !rowA ? 0 : columnB ? vc.stride(vc.rank - 1) : vc.stride(vc.rank - 2);
+  // Batches of A's rows against one B (linear, or a broadcast B) are one
+  // taller matrix when A's and C's batch axes nest with their rows.
+  if (batchRank > 0 && batchB == 0 && rowA && !columnB && !transA &&
+      batchA == batchRank && collapsible(va, 0, va.rank - 2) &&
+      collapsible(vc, 0, vc.rank - 2)) {
+    Matrix ma = matrixOf(va, va.data(), false, false);
+    for (int64_t i = 0; i < batchRank; ++i)
+      ma.rows *= va.size(i);
+    gemm(ma, matrixOf(vb, vb.data(), transB, true), vc.data(), ldc, accumulate);
+    return;
+  }
+  int64_t batches = 1;
+  for (int64_t i = 0; i < batchRank; ++i)
+    batches *= vc.size(i);
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    const float *pa = va.data(), *pb = vb.data();
+    float *pc = vc.data();
+    for (int64_t i = batchRank - 1, rest = batch; i >= 0; --i) {
+      int64_t index = rest % vc.size(i);
+      rest /= vc.size(i);
+      pc += index * vc.stride(i);
+      // Operands' batch axes align with C's at the end; unit axes broadcast.
+      int64_t ia = i - (batchRank - batchA), ib = i - (batchRank - batchB);
+      if (ia >= 0 && va.size(ia) != 1)
+        pa += index * va.stride(ia);
+      if (ib >= 0 && vb.size(ib) != 1)
+        pb += index * vb.stride(ib);
+    }
+    gemm(matrixOf(va, pa, transA, false), matrixOf(vb, pb, transB, true), pc, ldc,
+         accumulate);
+  }
+}
