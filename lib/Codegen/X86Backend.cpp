@@ -81,11 +81,13 @@ static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
   mlir::arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(mlir::arith::createArithExpandOpsPass(expand));
-  pm.addPass(mlir::createConvertMathToLibmPass());
   pm.addPass(mlir::memref::createExpandStridedMetadataPass());
   pm.addPass(mlir::createLowerAffinePass());
   pm.addPass(mlir::createSCFToControlFlowPass());
+  // LLVM intrinsics first (fma, floor, sqrt become instructions); libm only
+  // for what has none (f64 erf, tanh).
   pm.addPass(mlir::createConvertMathToLLVMPass());
+  pm.addPass(mlir::createConvertMathToLibmPass());
   pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(mlir::createArithToLLVMConversionPass());
   pm.addPass(mlir::createConvertIndexToLLVMPass());
@@ -282,6 +284,13 @@ LogicalResult fuel::compileX86(const std::string &moduleText,
   llvmModule->setTargetTriple(tm->getTargetTriple());
   if (failed(addEntryPoints(*llvmModule, kernels, error)))
     return failure();
+  // Functions carry their target: LLVM's optimizer reads the CPU from them.
+  // Kernels stream through memory, where full-width vectors pay off.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", target.cpu);
+      f.addFnAttr("prefer-vector-width", "512");
+    }
   optimize(*llvmModule, *tm);
   if (wantAssembly &&
       failed(emitCode(*llvmModule, *tm, llvm::CodeGenFileType::AssemblyFile,

@@ -307,10 +307,12 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &in
                              " (plan again with --dim " + name + "=" +
                              std::to_string(values[s]) + " or larger)");
     }
-  for (const auto &[given, tensor] : inputs)
+  for (const auto &entry : inputs) {
+    const std::string &given = entry.first;
     if (std::none_of(program.inputs.begin(), program.inputs.end(),
                      [&](const Binding &b) { return graph->name(b.value.node) == given; }))
       return error(diag, "the plan has no input named '" + given + "'");
+  }
   for (const Binding &b : program.inputs) {
     const Tensor &t = inputs.at(std::string(graph->name(b.value.node)));
     int64_t count = 1;
