@@ -10,7 +10,7 @@ header() {
   echo "# $1"
   echo
   echo "Measured $(date -u +%Y-%m-%d) on $machine, release build"
-  echo "(RelWithDebInfo, -O2), one thread. Reproduce with \`scripts/bench.sh\`."
+  echo "(RelWithDebInfo, -O2), one thread unless a row says otherwise. Reproduce with \`scripts/bench.sh\`."
   echo
 }
 
@@ -37,4 +37,12 @@ if [ -d "$data" ]; then
     "$root/build/bench/dnn-partitioning-bench" "$data"
   } > "$results/dnn-partitioning.md"
 fi
+{
+  header "CPU kernels and runtime: fuelc against memcpy, OpenBLAS and numpy"
+  echo "Kernel times from \`fuel-run --profile\` (bandwidth, GFLOP/s); latencies are whole runs"
+  echo "(\`fuel-run --bench\`, inputs read in place, outputs copied out) against numpy on the same"
+  echo "weights. Every reference is measured in the same run, interleaved, medians."
+  echo
+  /usr/bin/python3 "$root/bench/x86_kernels.py" "$root/build" "$(mktemp -d)"
+} > "$results/x86-kernels.md"
 cat "$results"/*.md

@@ -51,6 +51,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace fuel;
@@ -137,6 +138,20 @@ static LogicalResult addEntryPoints(llvm::Module &module,
     b.CreateRetVoid();
     entries.push_back(spec.symbol);
   }
+  // `void fuel_release(void)` frees what the library kernels hold (called
+  // by the runtime before it unloads the binary).
+  auto *release = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+      llvm::GlobalValue::ExternalLinkage, "fuel_release", module);
+  llvm::IRBuilder<> rb(llvm::BasicBlock::Create(ctx, "entry", release));
+  std::set<std::string> libraries;
+  for (const KernelSpec &spec : kernels)
+    if (!spec.librarySymbol.empty() && libraries.insert(spec.librarySymbol).second)
+      rb.CreateCall(module.getOrInsertFunction(
+          spec.librarySymbol + "_release",
+          llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false)));
+  rb.CreateRetVoid();
+  entries.push_back("fuel_release");
   for (llvm::Function &f : module)
     if (!f.isDeclaration() &&
         std::find(entries.begin(), entries.end(), f.getName()) == entries.end())

@@ -29,8 +29,12 @@ class CpuBackend final : public Backend {
 public:
   explicit CpuBackend(unsigned threads) : pool(threads) {}
   ~CpuBackend() override {
-    if (library)
+    if (library) {
+      // Library kernels free their per-thread memory before the code goes.
+      if (auto release = reinterpret_cast<void (*)()>(dlsym(library, "fuel_release")))
+        release();
       dlclose(library);
+    }
     std::free(arena);
   }
 

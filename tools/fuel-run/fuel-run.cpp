@@ -6,7 +6,8 @@
 // Loads the artifact with the fail-fast checks of the runtime (Runtime.h),
 // prints the chosen route, binds symbolic dims from the inputs' shapes, runs
 // the plan and writes the outputs as .npy in the graph's output order.
-// --bench N runs N more times and prints median/min/max latency; --profile
+// --bench N runs N more times and prints the load time, the first run's
+// latency and median/min/max latency of the others; --profile
 // prints time per kernel kind and device. Exit codes as fuelc: 0 success,
 // 1 bad input (artifact, tensors, no runnable route), 2 usage error,
 // 3 internal error.
@@ -54,10 +55,14 @@ int run(int argc, char **argv) {
       openInputFile(artifactPath, "artifact", diag);
   if (!artifact)
     return 1;
+  auto loadStart = std::chrono::steady_clock::now();
   std::unique_ptr<runtime::Session> session =
       runtime::Session::load(artifact, artifactPath, options, diag);
   if (!session)
     return 1;
+  double loadMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - loadStart)
+                      .count();
   if (!quiet)
     std::cerr << session->routeReport();
   if (!outputs.empty() && outputs.size() != session->outputNames().size()) {
@@ -78,8 +83,12 @@ int run(int argc, char **argv) {
                            std::string(input.data())};
   }
   std::vector<runtime::Tensor> results;
+  auto firstStart = std::chrono::steady_clock::now();
   if (failed(session->run(tensors, results, diag)))
     return 1;
+  double firstMs = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - firstStart)
+                       .count();
   if (benchRuns) {
     std::vector<double> ms;
     for (unsigned i = 0; i < benchRuns; ++i) {
@@ -91,7 +100,8 @@ int run(int argc, char **argv) {
                        .count());
     }
     std::sort(ms.begin(), ms.end());
-    std::cout << "latency over " << benchRuns << " runs: median "
+    std::cout << "load " << loadMs << " ms (first run " << firstMs
+              << " ms); latency over " << benchRuns << " runs: median "
               << ms[ms.size() / 2] << " ms, min " << ms.front() << " ms, max "
               << ms.back() << " ms\n";
   }

@@ -11,6 +11,8 @@
 // args[i] points to a strided memref descriptor of argument i
 //   { T *allocated; T *aligned; int64_t offset; int64_t sizes[rank];
 //     int64_t strides[rank]; }
+// The binary also exports `void fuel_release(void)`, which frees what
+// library kernels keep between calls; the runtime calls it before unloading.
 // A kernel that reads symbol values takes one more descriptor, of a 1-D i64
 // memref holding them. Arguments whose `splitAxis` is set may be cut along that axis: the runtime
 // runs the kernel on disjoint slices [lo, hi) of the kernel's first result

@@ -178,6 +178,10 @@ for threads in ["1", "2", "3"]:
     check(f"threads_{threads}", [("x", big)],
           [node("e", "exp", ["x"]), node("s", "softmax", ["e"]), node("y", "reduce_mean", ["s"], axes=[1])],
           ["s", "y"], run_args=["--threads", threads])
+    # Library sgemm on every thread, then unloaded cleanly.
+    check(f"threads_{threads}_linear", [("x", rand((2048, 64)))],
+          [node("l", "linear", ["x", "w", "bias"]), node("g", "gelu", ["l"])], ["g"],
+          constants=[("w", w), ("bias", bias)], run_args=["--threads", threads])
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
