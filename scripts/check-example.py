@@ -5,7 +5,7 @@ and checks the outputs against the reference interpreter (fuel-ref).
 Usage: check-example.py GRAPH.json BUILD_DIR WORKDIR [--extent N] [--bound N]
 
 Symbolic dims are bound to --extent (default 3) by the inputs and planned
-with the bound --bound (default 8). Prints the plan summary, the chosen
+with the bound --bound (default 8): the artifact runs any extent up to it. Prints the plan summary, the chosen
 route and, per output, its shape and the largest difference from the
 reference; exits 1 when an output differs by more than 1e-4 (relative to
 the output's magnitude, or absolute near zero).

@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
-# Sets up, builds, and runs fuelc on the example graphs: verifies the
-# transformer encoder block (printing its summary) and prints the canonical
-# form of the MLP, then plans the encoder block on a CPU + H200 machine.
-# Later capabilities (artifacts, run) extend this script.
+# The README's main command: sets up, builds, then compiles the transformer
+# encoder block example for this machine's CPU and runs it. Prints the
+# placement summary (devices, kernels, fused groups, memory), the route the
+# runtime chose, and a check of the output against the reference
+# interpreter on random inputs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
-fuelc="$root/build/tools/fuelc/fuelc"
-echo "== fuelc check examples/transformer/encoder_block.json"
-"$fuelc" check "$root/examples/transformer/encoder_block.json"
-echo
-echo "== fuelc print examples/mlp/mlp.json"
-"$fuelc" print "$root/examples/mlp/mlp.json"
-echo
-echo "== fuelc plan examples/transformer/encoder_block.json --machine h200 --dim B=8 --dim T=128"
-"$fuelc" plan "$root/examples/transformer/encoder_block.json" --machine h200 --dim B=8 --dim T=128
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+example="$root/examples/transformer/encoder_block.json"
+echo "== fuelc plan $example --dim B=8 --dim T=16, then fuel-run on B=3, T=5 inputs"
+/usr/bin/python3 "$root/scripts/check-example.py" "$example" "$root/build" "$work" \
+  --extent 5 --bound 16
