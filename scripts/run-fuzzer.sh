@@ -20,11 +20,14 @@ for t in "$src"/test/lit/*/*.test; do
     [ -f "$f" ] && cp "$f" "$work/seeds/$n-$(basename "$f")"
   done
 done
-# Artifacts of the examples, for the artifact reader.
+# Artifacts of the examples and their plan sections, for the artifact
+# reader and the runtime (which loads seeds/mlp.fplan as its base).
 fuelc="$src/build/tools/fuelc/fuelc"
 if [ -x "$fuelc" ]; then
   for g in "$src"/examples/*/*.json; do
-    "$fuelc" plan "$g" -o "$work/seeds/$(basename "$g" .json).fplan" >/dev/null 2>&1 || true
+    name=$(basename "$g" .json)
+    "$fuelc" plan "$g" --dim B=4 --dim T=4 -o "$work/seeds/$name.fplan" >/dev/null 2>&1 || true
+    "$fuelc" plan "$g" --dim B=4 --dim T=4 --emit plan-json > "$work/seeds/$name.plan.json" 2>/dev/null || true
   done
 fi
 echo "run-fuzzer: $(ls "$work/seeds" | wc -l) seed inputs, ${seconds}s"

@@ -114,6 +114,33 @@ TEST_CASE("plans of random graphs are consistent", "[planner]") {
       }
     for (const DeviceMemory &m : plan.memory.devices)
       CHECK(m.arenaBytes <= m.naiveBytes + 256 * buffers.size());
+
+    // Fusion: a fused step runs on its root's device, later in the plan,
+    // and its result never gets a buffer; every kernel argument does.
+    REQUIRE(plan.rootOf.size() == plan.steps.size());
+    std::set<std::pair<NodeId, unsigned>> buffered;
+    for (const PlannedBuffer &b : buffers)
+      buffered.insert({b.value.node, b.device});
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      size_t root = plan.rootOf[s];
+      CHECK(root >= s);
+      CHECK(plan.rootOf[root] == root);
+      CHECK(plan.steps[root].device == plan.steps[s].device);
+      if (root != s)
+        CHECK_FALSE(buffered.count({plan.steps[s].node, plan.steps[s].device}));
+    }
+    size_t roots = 0;
+    for (size_t s = 0; s < plan.steps.size(); ++s)
+      roots += plan.rootOf[s] == s;
+    REQUIRE(plan.kernels.size() == roots);
+    for (const KernelSpec &k : plan.kernels) {
+      unsigned device = plan.deviceOf[k.nodes.back()];
+      for (const KernelArg &arg : k.args) {
+        ValueRef root = bufferRoot(g, arg.value);
+        if (g.kind(root.node) != OpKind::Constant)
+          CHECK(buffered.count({root.node, device}));
+      }
+    }
   }
 }
 

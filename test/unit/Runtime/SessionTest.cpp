@@ -1,0 +1,149 @@
+//===- SessionTest.cpp - Loading and running artifacts in-process ---------===//
+//
+// Artifacts are built here with the real pipeline (plan, fuse, generate x86
+// code); then the runtime runs them against the reference interpreter, and
+// is handed artifacts whose sections were swapped or replaced (with valid
+// hashes) to check that every inconsistency is a load error, not a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/Artifact/Artifact.h"
+#include "fuel/Codegen/PlanCodegen.h"
+#include "fuel/Import/GraphJson.h"
+#include "fuel/Reference/Interpreter.h"
+#include "fuel/Runtime/Runtime.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+
+using namespace fuel;
+
+namespace {
+const char *kGraph = R"({"format": "fuel.graph", "version": 1, "name": "g",
+  "inputs": [{"name": "x", "dtype": "f32", "shape": [3, 4]}],
+  "constants": [{"name": "w", "dtype": "f32", "shape": [5, 4],
+                 "data": [0.5, -1, 2, 0, 1, 1, -0.5, 0.25, 0, 3, 1, -2, 0.75, 0, 0, 1, -1, 2, 0.5, 0.125]}],
+  "nodes": [{"id": "l", "op": "linear", "inputs": ["x", "w"]},
+            {"id": "g", "op": "gelu", "inputs": ["l"]},
+            {"id": "t", "op": "transpose", "inputs": ["g"]},
+            {"id": "s", "op": "softmax", "inputs": ["t"]}],
+  "outputs": ["s", "g"]})";
+const char *kOneKernel = R"({"format": "fuel.graph", "version": 1, "name": "one",
+  "inputs": [{"name": "x", "dtype": "f32", "shape": [3, 4]}],
+  "nodes": [{"id": "y", "op": "relu", "inputs": ["x"]}], "outputs": ["y"]})";
+
+std::string buildArtifact(const char *text) {
+  DiagnosticEngine diag;
+  std::unique_ptr<SourceLocator> locator;
+  std::optional<Graph> g = parseGraphJson(text, "g.json", {}, diag, &locator);
+  REQUIRE(g);
+  std::optional<Machine> host = loadMachine("host", diag);
+  REQUIRE(host);
+  PlannedRoute route{{host->devices[0].ref}, {}, {}};
+  ExecutionConfig config;
+  CapsuleRegistry registry = CapsuleRegistry::builtin(); // The plan points into it.
+  REQUIRE(succeeded(planGraph(*g, *host, registry, config, diag, *locator, route.plan)));
+  RouteCode code;
+  std::string error;
+  REQUIRE(succeeded(generateRouteCode(*g, route.plan, "", false, code, error)));
+  route.kernelBinaries = code.binaries;
+  return buildPlanArtifact(*g, {route}, config, "fuelc test");
+}
+
+std::vector<ArtifactSection> sectionsOf(const std::string &bytes) {
+  DiagnosticEngine diag;
+  auto view = readArtifact(FileBuffer::fromBytes(bytes), "a.fplan", diag);
+  REQUIRE(view);
+  std::vector<ArtifactSection> out;
+  for (const ArtifactView::Section &s : view->sections())
+    out.push_back({s.name, std::string(*view->section(s.name))});
+  return out;
+}
+
+void replaceSection(std::vector<ArtifactSection> &sections, const std::string &name,
+                    std::string bytes) {
+  for (ArtifactSection &s : sections)
+    if (s.name == name)
+      s.bytes = std::move(bytes);
+}
+
+/// The load's error messages (empty when it loaded).
+std::vector<std::string> loadErrors(const std::string &bytes) {
+  DiagnosticEngine diag;
+  std::vector<std::string> messages;
+  diag.setHandler([&](const Diagnostic &d) { messages.push_back(d.message); });
+  auto session = runtime::Session::load(FileBuffer::fromBytes(bytes), "a.fplan", {}, diag);
+  CHECK((session == nullptr) == !messages.empty());
+  return messages;
+}
+} // namespace
+
+TEST_CASE("an artifact runs and matches the reference interpreter", "[runtime]") {
+  std::string bytes = buildArtifact(kGraph);
+  DiagnosticEngine diag;
+  auto session = runtime::Session::load(FileBuffer::fromBytes(bytes), "a.fplan", {}, diag);
+  REQUIRE(session);
+  CHECK(session->inputNames() == std::vector<std::string>{"x"});
+  CHECK(session->outputNames() == std::vector<std::string>{"s", "g"});
+  std::optional<Graph> g = parseGraphJson(kGraph, "g.json", {}, diag);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (int run = 0; run < 3; ++run) { // Outputs reused across runs.
+    std::vector<float> x(12);
+    for (float &v : x)
+      v = normal(rng);
+    runtime::Tensor input{DType::F32, {3, 4}, std::string(48, '\0')};
+    std::memcpy(input.data.data(), x.data(), 48);
+    std::vector<runtime::Tensor> outputs;
+    REQUIRE(succeeded(session->run({{"x", input}}, outputs, diag)));
+    std::vector<HostTensor> want;
+    HostTensor hx = HostTensor::fromBytes(DType::F32, {3, 4}, input.data);
+    REQUIRE(succeeded(interpret(*g, {{"x", hx}}, want, diag)));
+    REQUIRE(outputs.size() == 2);
+    for (size_t o = 0; o < 2; ++o) {
+      REQUIRE(outputs[o].shape == want[o].shape);
+      for (size_t i = 0; i < want[o].values.size(); ++i) {
+        float got;
+        std::memcpy(&got, outputs[o].data.data() + 4 * i, 4);
+        CHECK(got == Approx(want[o].values[i]).epsilon(1e-5).margin(1e-6));
+      }
+    }
+  }
+}
+
+TEST_CASE("a kernel missing from the binary fails the load", "[runtime]") {
+  std::vector<ArtifactSection> sections = sectionsOf(buildArtifact(kGraph));
+  // The one-kernel graph's binary exports fuel_k0 only.
+  std::vector<ArtifactSection> other = sectionsOf(buildArtifact(kOneKernel));
+  for (const ArtifactSection &s : other)
+    if (s.name == "kernels.x86")
+      replaceSection(sections, "kernels.x86", s.bytes);
+  std::vector<std::string> errors = loadErrors(writeArtifact(sections));
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0] == "step 's': kernel 'fuel_k1' (capsule codegen.x86.softmax) "
+                     "is missing on cpu:0");
+}
+
+TEST_CASE("inconsistent sections are load errors", "[runtime]") {
+  std::vector<ArtifactSection> good = sectionsOf(buildArtifact(kGraph));
+  struct Case {
+    std::string section, bytes, message;
+  };
+  const Case cases[] = {
+      {"plan", "{}", "section 'plan' is malformed: "},
+      {"plan", "not json", "section 'plan' is malformed: "},
+      {"meta", "[1, 2]", "section 'meta' is malformed: "},
+      {"kernels.x86", "\x7f" "ELF but not really", "cpu:0: the x86 kernel binary does not load: "},
+      {"graph", "{\"format\": \"fuel.graph\"}", ""},
+  };
+  for (const Case &c : cases) {
+    std::vector<ArtifactSection> sections = good;
+    replaceSection(sections, c.section, c.bytes);
+    std::vector<std::string> errors = loadErrors(writeArtifact(sections));
+    INFO(c.section << ": " << c.bytes);
+    REQUIRE_FALSE(errors.empty());
+    CHECK(errors[0].rfind(c.message, 0) == 0);
+  }
+}
