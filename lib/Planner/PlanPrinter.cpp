@@ -99,7 +99,10 @@ std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
            pad(std::string(opName(graph.kind(step.node))), 12) + " " +
            pad(deviceName(plan, step.device), 9) + " " +
            pad(step.capsule ? step.capsule->id : "(data movement)", 28) + " " +
-           formatTime(step.time) + "\n";
+           (!plan.rootOf.empty() && plan.rootOf[s] != s
+                ? "fused into " + std::string(graph.name(plan.steps[plan.rootOf[s]].node))
+                : formatTime(step.time)) +
+           "\n";
     printCopies(s);
   }
   size_t fused = 0;

@@ -1,6 +1,8 @@
 //===- Planner.cpp - Placement planning of a verified graph ---------------===//
 
 #include "fuel/Planner/Planner.h"
+
+#include "FusionPricing.h"
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
@@ -66,6 +68,7 @@ private:
   std::vector<int> pinOf; // Device index a node is pinned to, or -1.
   unsigned inputDevice = 0, outputDevice = 0;
   std::vector<NodeCandidates> candidates; // By NodeId (kernel nodes).
+  std::optional<FusionPricing> fusion;
   std::vector<uint32_t> placementIndex;   // NodeId -> problem node.
   /// Problem values: (root value, problem value index).
   std::vector<ValueRef> valueOf;
@@ -182,9 +185,10 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
     costs[device] = cost;
     return costs;
   };
+  // One problem node per fusion group (its root), priced as a whole.
   for (NodeId n : order) {
     OpKind kind = graph.kind(n);
-    if (kind == OpKind::Constant || isViewOp(kind))
+    if (kind == OpKind::Constant || isViewOp(kind) || fusion->rootOf(n) != n)
       continue;
     std::vector<double> costs;
     if (kind == OpKind::Input)
@@ -193,13 +197,16 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
       costs = pinnedCosts(static_cast<unsigned>(pinOf[n]), 0); // copy, alloc.
     else
       for (unsigned d = 0; d < k; ++d)
-        costs.push_back(candidates[n].bestTime(d));
+        costs.push_back(fusion->groupTime(n, d));
     if (kind != OpKind::Input)
       for (unsigned d = 0; d < k; ++d)
         for (uint32_t r = 0; r < graph.numResults(n); ++r)
           costs[d] += penalty[d] * pricing.bytes(graph, {n, r});
     placementIndex[n] = problem.addNode(std::move(costs));
   }
+  for (NodeId n : order)
+    if (fusion->rootOf(n) != n)
+      placementIndex[n] = placementIndex[fusion->rootOf(n)];
   // Values: every result of a placed node, read directly or through views.
   // A result's slot is firstSlot[node] + result.
   std::vector<uint32_t> firstSlot(graph.numNodes() + 1, 0);
@@ -221,7 +228,9 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
   for (NodeId n : order)
     if (placementIndex[n] != kNotPlaced)
       for (ValueRef v : graph.operands(n))
-        consume(v, placementIndex[n]);
+        if (fusion->rootOf(bufferRoot(graph, v).node) != fusion->rootOf(n) ||
+            isViewOp(graph.kind(v.node)))
+          consume(v, placementIndex[n]); // Not a value inside the group.
   // Outputs are delivered to their residency: one sink per output.
   for (ValueRef out : graph.outputs())
     consume(out, problem.addNode(pinnedCosts(outputDevice, 0)));
@@ -258,11 +267,21 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
     if (placementIndex[n] == kNotPlaced || graph.kind(n) == OpKind::Input)
       continue;
     unsigned d = plan.deviceOf[n];
-    const Candidate *best = candidates[n].best(d);
+    const Candidate *best = fusion->candidate(n, d);
+    NodeId root = fusion->rootOf(n);
+    // A fused group's time is its kernel's, booked on the root step.
+    double time = !fusion->fuses(root, d) ? (best ? best->time : 0)
+                  : n == root             ? fusion->groupTime(root, d)
+                                          : 0;
     stepOf[n] = plan.steps.size();
-    plan.steps.push_back({n, d, best ? best->capsule : nullptr,
-                          best ? best->time : 0, candidates[n].frontier});
-    plan.computeTime += best ? best->time : 0;
+    plan.steps.push_back({n, d, best ? best->capsule : nullptr, time,
+                          candidates[n].frontier});
+    plan.computeTime += time;
+  }
+  plan.rootOf.resize(plan.steps.size());
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    NodeId root = fusion->rootOf(plan.steps[s].node);
+    plan.rootOf[s] = fusion->fuses(root, plan.steps[s].device) ? stepOf[root] : s;
   }
   // One copy per value and destination device; on a line of devices, one per
   // link crossed (staged through the intermediate devices).
@@ -338,8 +357,7 @@ bool PlanBuilder::attempt(const std::vector<double> &penalty) {
     return false;
   fillPlan(problem, placement);
   schedule();
-  plan.rootOf = fuseSteps(graph, plan);
-  plan.kernels = formKernels(graph, plan, plan.rootOf);
+  plan.kernels = formKernels(graph, plan);
   plan.memory = planMemory(graph, plan, pricing);
   return true;
 }
@@ -362,6 +380,12 @@ LogicalResult PlanBuilder::run() {
   }
   if (failed(resolveDevices()) || failed(collectCandidates()))
     return failure();
+  std::vector<NodeId> groups(graph.numNodes());
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    groups[n] = n;
+  if (config.fusion)
+    groups = fusionGroups(graph, order, pinOf);
+  fusion.emplace(graph, machine, pricing, candidates, std::move(groups), order);
   std::vector<double> penalty(k, 0);
   if (!attempt(penalty)) {
     diag.error({}, "no placement satisfies every pin, residency and kernel "

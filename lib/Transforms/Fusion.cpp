@@ -1,8 +1,8 @@
-//===- Fusion.cpp - Grouping planned steps into kernels -------------------===//
+//===- Fusion.cpp - Grouping nodes into fused kernels ---------------------===//
 
 #include "fuel/Transforms/Fusion.h"
 
-#include "fuel/Planner/Planner.h"
+#include <algorithm>
 
 using namespace fuel;
 
@@ -26,21 +26,11 @@ static bool takesEpilogue(OpKind kind) {
   }
 }
 
-/// Steps whose code fuelc emits: generated capsules, and library kernels
-/// called from a generated kernel.
-static bool isGenerated(const PlannedStep &step) {
-  return step.capsule && (step.capsule->provider == "fuelc-codegen" ||
-                          !step.capsule->symbol.empty());
-}
-
-std::vector<size_t> fuel::fuseSteps(const Graph &graph,
-                                    const ExecutionPlan &plan) {
-  size_t numSteps = plan.steps.size();
-  std::vector<size_t> stepOf(graph.numNodes(), ~size_t(0));
-  for (size_t s = 0; s < numSteps; ++s)
-    stepOf[plan.steps[s].node] = s;
-  // The single node reading each single-result value, or ~0 when it is read
-  // by several nodes, by the host (outputs) or by a copy.
+std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
+                                       const std::vector<NodeId> &order,
+                                       const std::vector<int> &pinOf) {
+  // The single node reading each single-result value, or kShared when it is
+  // read by several nodes or by the host (outputs).
   constexpr NodeId kShared = ~NodeId(0), kNone = ~NodeId(0) - 1;
   std::vector<NodeId> onlyUser(graph.numNodes(), kNone);
   auto addUser = [&](ValueRef v, NodeId user) {
@@ -52,37 +42,38 @@ std::vector<size_t> fuel::fuseSteps(const Graph &graph,
       addUser(v, n);
   for (ValueRef v : graph.outputs())
     addUser(v, kShared);
-  for (const PlannedCopy &c : plan.copies)
-    addUser(c.value, kShared);
 
-  std::vector<size_t> rootOf(numSteps);
-  std::vector<bool> hasHead(numSteps, false);
-  for (size_t s = numSteps; s-- > 0;) {
-    rootOf[s] = s;
-    const PlannedStep &step = plan.steps[s];
-    NodeId user = onlyUser[step.node];
-    if (user >= kNone || graph.numResults(step.node) != 1 || !isGenerated(step))
+  std::vector<NodeId> root(graph.numNodes());
+  std::vector<bool> hasHead(graph.numNodes(), false);
+  for (size_t i = order.size(); i-- > 0;) {
+    NodeId n = order[i];
+    root[n] = n;
+    NodeId user = onlyUser[n];
+    OpKind kind = graph.kind(n);
+    if (user >= kNone || graph.numResults(n) != 1 || pinOf[n] != pinOf[user] ||
+        !isElementwise(graph.kind(user)))
       continue;
-    size_t u = stepOf[user];
-    if (u == ~size_t(0) || !isGenerated(plan.steps[u]) ||
-        plan.steps[u].device != step.device || !isElementwise(graph.kind(user)))
-      continue;
-    OpKind kind = graph.kind(step.node);
-    size_t root = rootOf[u];
-    bool isLibrary = !step.capsule->symbol.empty();
-    if (isElementwise(kind) && !isLibrary) {
-      // Only into a group whose root is elementwise: epilogues are the tail.
-      if (isElementwise(graph.kind(plan.steps[root].node)))
-        rootOf[s] = root;
-    } else if (takesEpilogue(kind) && !hasHead[root] &&
-               graph.type({step.node, 0}) ==
-                   graph.type({plan.steps[root].node, 0})) {
-      // The contraction becomes the group's head: it writes the group's
-      // result buffer, which the epilogue then updates in place, so it must
-      // have the result's type. One head per group.
-      rootOf[s] = root;
-      hasHead[root] = true;
+    NodeId r = root[user];
+    if (!isElementwise(graph.kind(r)))
+      continue; // Epilogues are the tail of a group: nothing fuses past them.
+    if (isElementwise(kind)) {
+      root[n] = r;
+    } else if (takesEpilogue(kind) && !hasHead[r] &&
+               graph.type({n, 0}) == graph.type({r, 0})) {
+      // The head writes the group's result buffer, which the elementwise
+      // tail then updates in place: it must have the result's type.
+      root[n] = r;
+      hasHead[r] = true;
     }
   }
-  return rootOf;
+  return root;
+}
+
+void fuel::moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes) {
+  // The head reads only values from outside its group, so it can go first.
+  auto head = std::find_if(nodes.begin(), nodes.end(), [&](NodeId n) {
+    return !isElementwise(graph.kind(n));
+  });
+  if (head != nodes.end())
+    std::rotate(nodes.begin(), head, head + 1);
 }

@@ -173,21 +173,27 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
 } // namespace
 
 std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
-                                          const ExecutionPlan &plan,
-                                          const std::vector<size_t> &rootOf) {
+                                          const ExecutionPlan &plan) {
+  const std::vector<size_t> &rootOf = plan.rootOf;
   std::vector<KernelSpec> kernels;
-  std::vector<std::vector<NodeId>> members(plan.steps.size());
-  std::vector<std::string> library(plan.steps.size());
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    if (members[rootOf[s]].empty() && plan.steps[s].capsule)
-      library[rootOf[s]] = plan.steps[s].capsule->symbol; // The group's head.
-    members[rootOf[s]].push_back(plan.steps[s].node);
-  }
+  std::vector<std::vector<size_t>> members(plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    if (rootOf[s] == s) {
-      kernels.push_back(formKernel(graph, members[s],
-                                   "fuel_k" + std::to_string(kernels.size())));
-      kernels.back().librarySymbol = library[s];
-    }
+    members[rootOf[s]].push_back(s);
+  std::vector<size_t> stepOf(graph.numNodes());
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    stepOf[plan.steps[s].node] = s;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    if (rootOf[s] != s)
+      continue;
+    std::vector<NodeId> nodes;
+    for (size_t m : members[s])
+      nodes.push_back(plan.steps[m].node);
+    moveHeadFirst(graph, nodes);
+    kernels.push_back(formKernel(graph, nodes,
+                                 "fuel_k" + std::to_string(kernels.size())));
+    // A library kernel can only be the group's first node (its head).
+    if (const Capsule *c = plan.steps[stepOf[nodes.front()]].capsule)
+      kernels.back().librarySymbol = c->symbol;
+  }
   return kernels;
 }

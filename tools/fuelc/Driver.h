@@ -37,6 +37,7 @@ struct PlanFlags {
   std::string placer, trust, inputResidency, outputResidency;
   double precisionFloor = std::numeric_limits<double>::quiet_NaN();
   bool preferBitStable = false;
+  bool noFusion = false;
 };
 
 /// Prints diagnostics as they come, as text or as JSON Lines on stderr.

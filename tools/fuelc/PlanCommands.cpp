@@ -106,6 +106,7 @@ bool makeConfig(const PlanFlags &flags, ExecutionConfig &config) {
   if (!std::isnan(flags.precisionFloor))
     config.maxRelativeError = flags.precisionFloor;
   config.preferBitStable |= flags.preferBitStable;
+  config.fusion = !flags.noFusion;
   if (!flags.preferProviders.empty())
     config.preferredProviders = flags.preferProviders;
   if (!flags.inputResidency.empty() &&
@@ -368,6 +369,8 @@ void driver::addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags)
                   "Reject kernels whose relative error may exceed this");
   cmd->add_flag("--prefer-bit-stable", flags.preferBitStable,
                 "Prefer kernels with run-to-run identical bits");
+  cmd->add_flag("--no-fusion", flags.noFusion,
+                "One kernel per node: no fused elementwise chains or epilogues");
   cmd->add_option("--prefer-provider", flags.preferProviders,
                   "Kernel providers to prefer on ties, most preferred first");
   cmd->add_option("--input-residency", flags.inputResidency,

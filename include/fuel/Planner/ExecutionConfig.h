@@ -30,6 +30,8 @@ struct ExecutionConfig {
   double maxRelativeError = std::numeric_limits<double>::infinity();
   /// Soft: keep only bit-stable kernels where one exists.
   bool preferBitStable = false;
+  /// Fuse elementwise chains and epilogues into kernels (Transforms/Fusion.h).
+  bool fusion = true;
   /// Providers to prefer among equally good kernels, most preferred first.
   std::vector<std::string> preferredProviders;
   /// Hard pins by node id, on top of the graph's own `placement`s.

@@ -1,15 +1,18 @@
-//===- Fusion.h - Grouping planned steps into kernels -----------*- C++ -*-===//
+//===- Fusion.h - Grouping nodes into fused kernels -------------*- C++ -*-===//
 //
-// After placement, the steps of a plan are grouped into kernels:
-//   - chains and trees of elementwise ops (with numpy broadcasting, through
-//     views of their inputs) whose intermediate values have no other reader
-//     fuse into their consumer, so intermediates never reach memory;
-//   - elementwise consumers of a contraction, convolution or normalization
-//     fuse into it as an epilogue (bias + activation after linear/matmul/
-//     conv2d) when the contraction's result has no other reader.
-// Fusion never crosses devices (both ends must be placed on the same device
-// and run by fuelc's own code generator there), and a fused value is
-// internal to its kernel: it gets no buffer in the memory plan.
+// Fusion groups are formed on the graph, before placement, so the planner
+// places and prices each group as one kernel (not its parts):
+//   - an elementwise node (unary, binary, where, cast, clamp) whose result is
+//     read by exactly one node, itself elementwise, joins that node's group;
+//     chains and trees fuse, with numpy broadcasting and through views of
+//     their inputs, so intermediates never touch memory;
+//   - a matmul, linear, conv2d, layer_norm, rms_norm or softmax whose result
+//     feeds only an elementwise group of the same result type becomes that
+//     group's head (its epilogue: bias + activation, a residual add); one
+//     head per group.
+// Nodes pinned to different devices never share a group. The planner then
+// places a group on one device and fuses it where every member has a kernel
+// fuelc emits there (Planner.h); fused values get no buffer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_TRANSFORMS_FUSION_H
@@ -23,16 +26,22 @@ namespace fuel {
 
 struct ExecutionPlan;
 
-/// For each step of `plan`, the index of the step whose kernel computes it
-/// (itself for kernel roots).
-std::vector<size_t> fuseSteps(const Graph &graph, const ExecutionPlan &plan);
+/// For every node, the root (last node) of its fusion group: itself when it
+/// is not fused into another. `order` is a topological order; `pinOf` the
+/// device each node is pinned to, or -1.
+std::vector<NodeId> fusionGroups(const Graph &graph,
+                                 const std::vector<NodeId> &order,
+                                 const std::vector<int> &pinOf);
 
-/// Builds the kernel of every group: its nodes, arguments (inputs in first
-/// use order, then the root's results) and how it can be split across
-/// threads. `rootOf` comes from fuseSteps.
+/// Moves a group's head (its one non-elementwise node, if any) to the front
+/// of `nodes` (a group's members in topological order): it is computed first.
+void moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes);
+
+/// Builds the kernel of every group of a placed plan: its nodes, arguments
+/// (inputs in first use order, then the root's results) and how it can be
+/// split across threads. `plan.rootOf` gives each step's kernel root step.
 std::vector<KernelSpec> formKernels(const Graph &graph,
-                                    const ExecutionPlan &plan,
-                                    const std::vector<size_t> &rootOf);
+                                    const ExecutionPlan &plan);
 
 } // namespace fuel
 

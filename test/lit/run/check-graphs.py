@@ -134,6 +134,11 @@ check("layer_norm_mul", [("x", x), ("g", rand((64,)))],
 check("softmax_of_scaled_scores", [("q", rand((2, 4, 8, 16))), ("k", rand((2, 4, 8, 16)))],
       [node("s", "matmul", ["q", "k"], transpose_b=True), node("c", "mul", ["s", "scale"]),
        node("p", "softmax", ["c"])], ["p"], constants=[("scale", np.array([0.25], np.float32))])
+# A diamond fused into one kernel: the head (matmul) comes after an
+# elementwise member in graph order.
+check("diamond_fused", [("x", rand((16, 16)))],
+      [node("light", "neg", ["x"]), node("heavy", "matmul", ["x", "w16"]),
+       node("join", "add", ["heavy", "light"])], ["join"], constants=[("w16", rand((16, 16)))])
 # A transposed operand read by matmul (strided descriptor).
 check("matmul_strided_operand", [("t", rand((16, 8))), ("m", rand((16, 5)))],
       [node("tt", "transpose", ["t"]), node("y", "matmul", ["tt", "m"])], ["y"])
