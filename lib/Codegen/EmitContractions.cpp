@@ -31,6 +31,28 @@ static std::string multiplyAdd(KernelEmitter &e, const std::string &a,
               t);
 }
 
+/// acc(yMap) += a(aMap) * b(bMap) over a domain of `rank` axes whose axis
+/// `k` is the reduction; then the accumulator is written back to `y`.
+static LogicalResult contract(KernelEmitter &e, unsigned rank, unsigned k,
+                              ValueRef a, const std::vector<std::string> &aMap,
+                              ValueRef b, const std::vector<std::string> &bMap,
+                              const Accumulator &acc,
+                              const std::vector<std::string> &yMap, ValueRef y) {
+  std::vector<bool> reduction(rank, false);
+  reduction[k] = true;
+  DType t = e.graph.dtype(a);
+  e.generic(rank, reduction,
+            {e.operand(a, affineMap(rank, aMap)), e.operand(b, affineMap(rank, bMap))},
+            {acc.operand(affineMap(rank, yMap))},
+            [&](const std::vector<std::string> &v) {
+              return std::vector<std::string>{multiplyAdd(
+                  e, e.toCompute(v[0], t), e.toCompute(v[1], t), v[2],
+                  acc.elemType)};
+            });
+  finishAccumulation(e, acc, y);
+  return success();
+}
+
 static LogicalResult emitMatMul(KernelEmitter &e, NodeId node) {
   const Graph &graph = e.graph;
   ValueRef a = graph.operands(node)[0], b = graph.operands(node)[1], y{node, 0};
@@ -72,20 +94,7 @@ static LogicalResult emitMatMul(KernelEmitter &e, NodeId node) {
     yMap.push_back(d(m));
   if (hasN)
     yMap.push_back(d(n));
-  std::vector<bool> reduction(rank, false);
-  reduction[k] = true;
-  Accumulator acc = beginAccumulation(e, y, 0);
-  DType t = graph.dtype(a);
-  e.generic(rank, reduction,
-            {e.operand(a, affineMap(rank, aMap)), e.operand(b, affineMap(rank, bMap))},
-            {acc.operand(affineMap(rank, yMap))},
-            [&](const std::vector<std::string> &v) {
-              return std::vector<std::string>{multiplyAdd(
-                  e, e.toCompute(v[0], t), e.toCompute(v[1], t), v[2],
-                  acc.elemType)};
-            });
-  finishAccumulation(e, acc, y);
-  return success();
+  return contract(e, rank, k, a, aMap, b, bMap, beginAccumulation(e, y, 0), yMap, y);
 }
 
 static LogicalResult emitLinear(KernelEmitter &e, NodeId node) {
@@ -103,21 +112,8 @@ static LogicalResult emitLinear(KernelEmitter &e, NodeId node) {
   std::optional<ValueRef> bias;
   if (operands.size() == 3)
     bias = operands[2];
-  Accumulator acc = beginAccumulation(e, y, 0, bias, rows);
-  std::vector<bool> reduction(rank, false);
-  reduction[k] = true;
-  DType t = graph.dtype(x);
-  e.generic(rank, reduction,
-            {e.operand(x, affineMap(rank, xMap)),
-             e.operand(w, affineMap(rank, {d(n), d(k)}))},
-            {acc.operand(affineMap(rank, yMap))},
-            [&](const std::vector<std::string> &v) {
-              return std::vector<std::string>{multiplyAdd(
-                  e, e.toCompute(v[0], t), e.toCompute(v[1], t), v[2],
-                  acc.elemType)};
-            });
-  finishAccumulation(e, acc, y);
-  return success();
+  return contract(e, rank, k, x, xMap, w, {d(n), d(k)},
+                  beginAccumulation(e, y, 0, bias, rows), yMap, y);
 }
 
 /// A call to the library sgemm (kernels/x86/sgemm.cpp), which reads the

@@ -10,17 +10,14 @@
 
 #include "Accumulator.h"
 
+#include "fuel/IR/Window.h"
+
 #include <cmath>
 
 using namespace fuel;
 using namespace fuel::codegen;
 
 namespace {
-struct Window {
-  int64_t kernel[2] = {1, 1}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0},
-          dilations[2] = {1, 1};
-};
-
 /// Index arithmetic on `index` values inside a region.
 class IndexMath {
 public:
@@ -60,20 +57,6 @@ private:
   KernelEmitter &e;
 };
 } // namespace
-
-static Window windowOf(const Graph &graph, NodeId node) {
-  Window w;
-  auto read = [&](AttrName name, int64_t *out, size_t n) {
-    if (const Attribute *a = graph.findAttr(node, name))
-      for (size_t i = 0; i < n; ++i)
-        out[i] = graph.intsAttr(*a)[i];
-  };
-  read(AttrName::Kernel, w.kernel, 2);
-  read(AttrName::Strides, w.strides, 2);
-  read(AttrName::Pads, w.pads, 4);
-  read(AttrName::Dilations, w.dilations, 2);
-  return w;
-}
 
 /// Loads x[n, c, y, x] with (y, x) clamped into the image; `inside` masks.
 static std::string loadMasked(KernelEmitter &e, IndexMath &m, ValueRef x,

@@ -7,6 +7,8 @@
 
 #include "InterpreterImpl.h"
 
+#include "fuel/IR/Window.h"
+
 using namespace fuel;
 using namespace fuel::detail;
 
@@ -82,27 +84,6 @@ HostTensor Interpreter::linear(NodeId node) {
       out.values[r * n + j] = sum;
     }
   return out;
-}
-
-namespace {
-struct Window {
-  int64_t kernel[2] = {1, 1}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0},
-          dilations[2] = {1, 1};
-};
-} // namespace
-
-static Window windowOf(const Graph &graph, NodeId node) {
-  Window w;
-  auto read = [&](AttrName name, int64_t *out, size_t n) {
-    if (const Attribute *a = graph.findAttr(node, name))
-      for (size_t i = 0; i < n; ++i)
-        out[i] = graph.intsAttr(*a)[i];
-  };
-  read(AttrName::Kernel, w.kernel, 2);
-  read(AttrName::Strides, w.strides, 2);
-  read(AttrName::Pads, w.pads, 4);
-  read(AttrName::Dilations, w.dilations, 2);
-  return w;
 }
 
 HostTensor Interpreter::conv2d(NodeId node) {

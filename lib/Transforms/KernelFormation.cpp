@@ -56,12 +56,8 @@ bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
     return true;
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
-    if (axisAttr(-1, rank) == 0)
-      return false;
-    axes[operands[0]] = 0;
-    return true;
   case OpKind::LayerNorm:
-  case OpKind::RmsNorm:
+  case OpKind::RmsNorm: // Rows are independent unless the axis is 0.
     if (axisAttr(-1, rank) == 0)
       return false;
     axes[operands[0]] = 0;
