@@ -9,6 +9,8 @@
 
 #include "fuel/Planner/Planner.h"
 
+#include <algorithm>
+
 #include "Format.h"
 
 #include <cstdio>
@@ -74,7 +76,22 @@ std::string fuel::explainPlan(const Graph &graph, const Machine &machine,
       out += "    " + formatDevice(machine.devices[r.device].ref) + "  " +
              r.capsule->id + "  rejected: " + r.reason + "\n";
     out += "  placed on " + formatDevice(machine.devices[step.device].ref) +
-           " with " + step.capsule->id + " (" + formatTime(step.time) + ")";
+           " with " + step.capsule->id;
+    // A fused group's time is booked on its root: name the kernel instead.
+    size_t index = static_cast<size_t>(&step - plan.steps.data());
+    const KernelSpec *kernel = nullptr;
+    for (const KernelSpec &k : plan.kernels)
+      if (k.nodes.size() > 1 && std::find(k.nodes.begin(), k.nodes.end(), n) != k.nodes.end())
+        kernel = &k;
+    if (kernel) {
+      std::string names;
+      for (NodeId m : kernel->nodes)
+        names += (names.empty() ? "" : "+") + std::string(graph.name(m));
+      out += ", fused into kernel " + names + " (" +
+             formatTime(plan.steps[plan.rootOf[index]].time) + ")";
+    } else {
+      out += " (" + formatTime(step.time) + ")";
+    }
     if (pin) {
       out += ": pinned there (placement or --pin)\n";
       continue;
