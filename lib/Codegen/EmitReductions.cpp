@@ -259,7 +259,7 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node,
       e.indexToFloat(e.extentProduct(shape, axis, rank), t));
   std::string sumType, sqType;
   std::string sum;
-  GenericOperand meanIn;
+  GenericOperand meanIn{"", "", "", ""};
   if (!rms) {
     sum = stat(0, sumType);
     e.generic(rank, reduced, {in}, {{sum, sumType, statMap, t}},

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 using namespace fuel;
 using namespace fuel::codegen;
@@ -122,6 +123,8 @@ std::string KernelEmitter::index(int64_t value) {
 }
 
 std::vector<Extent> KernelEmitter::extents(ValueRef value) {
+  if (!hasArg(value))
+    return computedExtents(value);
   const std::string &type = argType(value);
   ShapeRef shape = graph.shape(value);
   // The memref type's `?` axes (symbols and the split axis) are read back.
@@ -177,6 +180,34 @@ std::string KernelEmitter::indexToFloat(const std::string &value,
   return op("arith.sitofp " + i + " : i64 to " + type, "");
 }
 
+std::vector<Extent> KernelEmitter::computedExtents(ValueRef value) {
+  // A prologue's value is a broadcast of its inputs: each axis comes from an
+  // input that has it (read back when the kernel sees it as dynamic).
+  ShapeRef shape = graph.shape(value);
+  std::vector<Extent> out(shape.size());
+  for (const KernelArg &arg : spec.args) {
+    if (arg.isResult)
+      continue;
+    ShapeRef s = graph.shape(arg.value);
+    if (s.size() > shape.size())
+      continue;
+    std::vector<Extent> own;
+    size_t lead = shape.size() - s.size();
+    for (size_t d = 0; d < s.size(); ++d) {
+      Extent &e = out[lead + d];
+      if (!e.isStatic() && e.ssa.empty() && s[d] == shape[lead + d]) {
+        if (own.empty())
+          own = extents(arg.value);
+        e = own[d];
+      }
+    }
+  }
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!out[d].isStatic() && out[d].ssa.empty())
+      out[d].size = shape[d].size(); // Static and broadcast (1) everywhere.
+  return out;
+}
+
 std::string KernelEmitter::scratch(const std::vector<Extent> &shape,
                                    const std::string &elemType,
                                    std::string &type) {
@@ -206,17 +237,57 @@ void KernelEmitter::fill(const std::string &buffer, const std::string &type,
 }
 
 GenericOperand KernelEmitter::operand(ValueRef value, const std::string &map) {
-  return {argName(value), argType(value), map,
-          storageType(graph.dtype(value))};
+  std::string elem = storageType(graph.dtype(value));
+  if (hasArg(value))
+    return {argName(value), argType(value), map, elem};
+  // Computed by the prologue: every node of the kernel but its root.
+  ShapeRef domain = graph.shape(value);
+  GenericOperand expr{"", "", map, elem};
+  std::vector<ValueRef> inputs;
+  for (const KernelArg &arg : spec.args)
+    if (!arg.isResult) {
+      bool read = false;
+      for (size_t i = 0; i + 1 < spec.nodes.size(); ++i)
+        for (ValueRef v : graph.operands(spec.nodes[i]))
+          read |= v == arg.value;
+      if (!read)
+        continue;
+      inputs.push_back(arg.value);
+      expr.parts.push_back({argName(arg.value), argType(arg.value),
+                            broadcastMap(graph, arg.value, domain),
+                            storageType(graph.dtype(arg.value))});
+    }
+  expr.compute = [this, inputs, value](const std::vector<std::string> &args) {
+    std::map<ValueRef, std::string> computed;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      computed[inputs[i]] = toCompute(args[i], graph.dtype(inputs[i]));
+    for (size_t i = 0; i + 1 < spec.nodes.size(); ++i) {
+      std::vector<std::string> operands;
+      for (ValueRef v : graph.operands(spec.nodes[i]))
+        operands.push_back(computed.at(v));
+      computed[{spec.nodes[i], 0}] = emitScalarOp(*this, spec.nodes[i], operands);
+    }
+    // Rounded to the value's dtype, as if it had been stored.
+    return toStorage(computed.at(value), graph.dtype(value));
+  };
+  return expr;
 }
 
 void KernelEmitter::generic(unsigned rank, const std::vector<bool> &reduction,
-                            const std::vector<GenericOperand> &ins,
+                            const std::vector<GenericOperand> &logicalIns,
                             const std::vector<GenericOperand> &outs,
                             const BodyFn &bodyFn) {
+  // Computed operands read their parts instead.
+  std::vector<GenericOperand> ins;
+  for (const GenericOperand &o : logicalIns) {
+    if (o.compute)
+      ins.insert(ins.end(), o.parts.begin(), o.parts.end());
+    else
+      ins.push_back(o);
+  }
   text << "    linalg.generic {indexing_maps = [";
   bool first = true;
-  for (const auto *list : {&ins, &outs})
+  for (const std::vector<GenericOperand> *list : {&std::as_const(ins), &outs})
     for (const GenericOperand &o : *list) {
       text << (first ? "" : ", ") << o.map;
       first = false;
@@ -241,14 +312,27 @@ void KernelEmitter::generic(unsigned rank, const std::vector<bool> &reduction,
   operandList("outs", outs);
   text << " {\n    ^bb0(";
   std::vector<std::string> blockArgs;
-  for (const auto *list : {&ins, &outs})
+  for (const std::vector<GenericOperand> *list : {&std::as_const(ins), &outs})
     for (const GenericOperand &o : *list) {
       blockArgs.push_back(fresh());
       text << (blockArgs.size() > 1 ? ", " : "") << blockArgs.back() << ": "
            << o.elemType;
     }
   text << "):\n";
-  std::vector<std::string> yields = bodyFn(blockArgs);
+  std::vector<std::string> logicalArgs;
+  size_t next = 0;
+  for (const GenericOperand &o : logicalIns) {
+    if (!o.compute) {
+      logicalArgs.push_back(blockArgs[next++]);
+      continue;
+    }
+    std::vector<std::string> parts(blockArgs.begin() + next,
+                                   blockArgs.begin() + next + o.parts.size());
+    next += o.parts.size();
+    logicalArgs.push_back(o.compute(parts));
+  }
+  logicalArgs.insert(logicalArgs.end(), blockArgs.begin() + next, blockArgs.end());
+  std::vector<std::string> yields = bodyFn(logicalArgs);
   text << "      linalg.yield ";
   for (size_t i = 0; i < yields.size(); ++i)
     text << (i ? ", " : "") << yields[i];

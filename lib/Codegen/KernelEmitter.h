@@ -41,9 +41,17 @@ struct Extent {
   bool isStatic() const { return size >= 0; }
 };
 
-/// An operand of a linalg.generic.
+/// An operand of a linalg.generic. An operand with `parts` is computed in
+/// the region (a fused prologue): the parts are read instead, and `compute`
+/// turns their block arguments into this operand's element.
 struct GenericOperand {
+  GenericOperand(std::string value, std::string type, std::string map,
+                 std::string elemType)
+      : value(std::move(value)), type(std::move(type)), map(std::move(map)),
+        elemType(std::move(elemType)) {}
   std::string value, type, map, elemType;
+  std::vector<GenericOperand> parts;
+  std::function<std::string(const std::vector<std::string> &)> compute;
 };
 
 class KernelEmitter {
@@ -93,7 +101,9 @@ public:
   void generic(unsigned rank, const std::vector<bool> &reduction,
                const std::vector<GenericOperand> &ins,
                const std::vector<GenericOperand> &outs, const BodyFn &bodyFn);
-  /// A generic operand for argument `value` indexed by `map`.
+  /// A generic operand for argument `value` indexed by `map`; for a value
+  /// the kernel's prologue computes (read with an identity map), the
+  /// prologue's inputs and its computation.
   GenericOperand operand(ValueRef value, const std::string &map);
 
   /// Scalar helpers writing into the current region; `op` appends
@@ -105,6 +115,8 @@ public:
   std::string toStorage(const std::string &v, DType t);
 
 private:
+  std::vector<Extent> computedExtents(ValueRef value);
+
   std::map<ValueRef, unsigned> argIndex;
   std::vector<std::string> argNames, argTypes;
   std::map<int64_t, std::string> indexConstants;

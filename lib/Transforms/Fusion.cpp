@@ -26,6 +26,25 @@ static bool takesEpilogue(OpKind kind) {
   }
 }
 
+/// Reductions and normalizations that read their first operand computed in
+/// their own kernel (a prologue) instead of from memory.
+static bool takesPrologue(OpKind kind) {
+  switch (kind) {
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    return true;
+  default:
+    return false;
+  }
+}
+
 std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
                                        const std::vector<NodeId> &order,
                                        const std::vector<int> &pinOf) {
@@ -50,13 +69,26 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
     root[n] = n;
     NodeId user = onlyUser[n];
     OpKind kind = graph.kind(n);
-    if (user >= kNone || graph.numResults(n) != 1 || pinOf[n] != pinOf[user] ||
-        !isElementwise(graph.kind(user)))
+    if (user >= kNone || graph.numResults(n) != 1 || pinOf[n] != pinOf[user])
+      continue;
+    if (isElementwise(kind) && takesPrologue(graph.kind(user)) &&
+        root[user] == user && graph.operands(user)[0] == ValueRef{n, 0} &&
+        std::count(graph.operands(user).begin(), graph.operands(user).end(),
+                   ValueRef{n, 0}) == 1) {
+      // The reduction reads its input computed in place (a prologue).
+      root[n] = user;
+      continue;
+    }
+    if (!isElementwise(graph.kind(user)))
       continue;
     NodeId r = root[user];
-    if (!isElementwise(graph.kind(r)))
+    bool prologue = takesPrologue(graph.kind(r));
+    if (!isElementwise(graph.kind(r)) && !prologue)
       continue; // Epilogues are the tail of a group: nothing fuses past them.
-    if (isElementwise(kind)) {
+    if (prologue) {
+      if (isElementwise(kind))
+        root[n] = r; // A longer prologue.
+    } else if (isElementwise(kind)) {
       root[n] = r;
     } else if (takesEpilogue(kind) && !hasHead[r] &&
                graph.type({n, 0}) == graph.type({r, 0})) {
@@ -71,9 +103,10 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
 
 void fuel::moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes) {
   // The head reads only values from outside its group, so it can go first.
+  // A non-elementwise root (a reduction with a prologue) stays last.
   auto head = std::find_if(nodes.begin(), nodes.end(), [&](NodeId n) {
     return !isElementwise(graph.kind(n));
   });
-  if (head != nodes.end())
+  if (head != nodes.end() && head + 1 != nodes.end())
     std::rotate(nodes.begin(), head, head + 1);
 }

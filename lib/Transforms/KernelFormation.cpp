@@ -33,6 +33,21 @@ int broadcastAxis(const Graph &graph, ValueRef operand, ShapeRef domain) {
   return pinned ? -1 : 0;
 }
 
+bool isElementwiseKind(OpKind kind) {
+  OpFamily f = opFamily(kind);
+  return f == OpFamily::Unary || f == OpFamily::Binary;
+}
+
+/// The axis of `operand`, broadcast into `domain`, that lines up with the
+/// domain's axis `axis`, or -1 (absent or broadcast there).
+int alignedAxis(const Graph &graph, ValueRef operand, ShapeRef domain, int axis) {
+  ShapeRef shape = graph.shape(operand);
+  int d = axis - static_cast<int>(domain.size() - shape.size());
+  if (d < 0 || (shape[d] == Dim::fixed(1) && domain[axis] != Dim::fixed(1)))
+    return -1;
+  return d;
+}
+
 /// Split axes for a single non-elementwise head node, or false when its
 /// result's axis 0 cannot be split.
 bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
@@ -142,6 +157,21 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
 
   SplitAxes axes;
   NodeId head = nodes.front();
+  if (nodes.size() > 1 && !isElementwiseKind(graph.kind(root))) {
+    // A reduction with a prologue: its input is computed from the prologue's
+    // inputs, which follow the input's split axis where they align with it.
+    if (graph.numResults(root) != 1 || graph.shape({root, 0}).empty() ||
+        !splitHead(graph, root, axes))
+      return spec;
+    ValueRef x = graph.operands(root)[0];
+    for (KernelArg &arg : spec.args)
+      arg.splitAxis = arg.isResult                ? 0
+                      : axes.count(arg.value)     ? axes[arg.value]
+                                                  : alignedAxis(graph, arg.value,
+                                                                graph.shape(x), axes[x]);
+    spec.splittable = true;
+    return spec;
+  }
   OpFamily family = opFamily(graph.kind(head));
   bool elementwiseHead = family == OpFamily::Unary || family == OpFamily::Binary;
   ShapeRef domain = graph.shape({root, 0});

@@ -9,7 +9,10 @@
 //   - a matmul, linear, conv2d, layer_norm, rms_norm or softmax whose result
 //     feeds only an elementwise group of the same result type becomes that
 //     group's head (its epilogue: bias + activation, a residual add); one
-//     head per group.
+//     head per group;
+//   - an elementwise group whose result is only the input (operand 0) of a
+//     reduction, softmax or normalization that has no epilogue becomes that
+//     node's prologue: the reduction computes its input as it reads it.
 // Nodes pinned to different devices never share a group. The planner then
 // places a group on one device and fuses it where every member has a kernel
 // fuelc emits there (Planner.h); fused values get no buffer.
@@ -33,8 +36,9 @@ std::vector<NodeId> fusionGroups(const Graph &graph,
                                  const std::vector<NodeId> &order,
                                  const std::vector<int> &pinOf);
 
-/// Moves a group's head (its one non-elementwise node, if any) to the front
-/// of `nodes` (a group's members in topological order): it is computed first.
+/// Moves a group's head (its one non-elementwise node, if any, unless it is
+/// the root of a prologue group) to the front of `nodes` (a group's members
+/// in topological order): it is computed first.
 void moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes);
 
 /// Builds the kernel of every group of a placed plan: its nodes, arguments
