@@ -165,6 +165,27 @@ for dt in [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.u
     check(f"dtype_{name}_matmul", [("u", u), ("m", rand((10, 4), dt, 0, 3))],
           [node("y", "matmul", ["u", "m"])], ["y"],
           tolerance=(4e-3, 4e-2) if dt == np.float16 else None)
+# Every elementwise op and reduction in every dtype it accepts: one graph per
+# dtype, one output per op.
+FLOAT_UNARY = ["exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu", "erf",
+               "sin", "cos", "recip"]
+POSITIVE = {"log", "sqrt", "rsqrt", "recip"}
+for dt in [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8]:
+    name, fp = DTYPES[dt], np.issubdtype(dt, np.floating)
+    u = rand((5, 12), dt, 0 if dt == np.uint8 else -3, 9)
+    v = rand((12,), dt, 1, 5)  # Non-zero divisors, small exponents.
+    p = rand((5, 12), dt, 1, 4)
+    nodes = [node("neg_", "neg", ["u"]), node("abs_", "abs", ["u"]), node("relu_", "relu", ["u"]),
+             node("clamp_", "clamp", ["u"], min=1, max=5)]
+    nodes += [node(f"{op}_", op, ["p" if op in POSITIVE else "u"]) for op in FLOAT_UNARY if fp]
+    nodes += [node(f"{op}_", op, ["u", "v"]) for op in
+              ["add", "sub", "mul", "div", "pow", "max", "min", "eq", "ne", "lt", "le", "gt", "ge"]]
+    nodes += [node(f"{op}_", op, ["u"], axes=[1]) for op in
+              ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod"] + (["reduce_mean"] if fp else [])]
+    nodes += [node("argmax_", "argmax", ["u"], axis=1), node("argmin_", "argmin", ["u"], axis=0)]
+    nodes += [node(f"to_{DTYPES[t]}", "cast", ["u"], to=DTYPES[t]) for t in DTYPES if t != dt]
+    check(f"every_op_{name}", [("u", u), ("v", v), ("p", p)], nodes, [n["id"] for n in nodes],
+          tolerance=(4e-3, 4e-3) if dt == np.float16 else None)
 check("dtype_bool", [("p", rand((5, 7), np.bool_)), ("q", rand((7,), np.bool_))],
       [node("a", "and", ["p", "q"]), node("o", "or", ["a", "q"]), node("n", "not", ["o"]),
        node("e", "eq", ["n", "p"])], ["e"])
