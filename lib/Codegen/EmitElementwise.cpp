@@ -226,8 +226,12 @@ std::string ScalarWriter::cast(const std::string &x) {
   bool fromUnsigned = in == DType::U8 || in == DType::Bool;
   if (fromFloat && toFloat)
     return conv(from == "f64" ? "arith.truncf" : "arith.extf");
-  if (fromFloat)
-    return conv(out == DType::U8 ? "arith.fptoui" : "arith.fptosi");
+  if (fromFloat) {
+    // Truncate toward zero into i64, then wrap to the width (the reference's
+    // rule; a direct conversion out of range would be undefined).
+    std::string wide = e.op("arith.fptosi " + x + " : " + from + " to i64", "");
+    return to == "i64" ? wide : e.op("arith.trunci " + wide + " : i64 to " + to, "");
+  }
   if (toFloat)
     return conv(fromUnsigned ? "arith.uitofp" : "arith.sitofp");
   unsigned fromBits = std::stoi(from.substr(1)), toBits = std::stoi(to.substr(1));

@@ -186,6 +186,10 @@ for dt in [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.u
     nodes += [node(f"to_{DTYPES[t]}", "cast", ["u"], to=DTYPES[t]) for t in DTYPES if t != dt]
     check(f"every_op_{name}", [("u", u), ("v", v), ("p", p)], nodes, [n["id"] for n in nodes],
           tolerance=(4e-3, 4e-3) if dt == np.float16 else None)
+# Float to integer: toward zero, then wrapped to the width (out of range too).
+check("cast_wraps", [("f", np.array([-2.5, 300.7, -129.9, 255.5, 1e6, -0.5], np.float32))],
+      [node(f"to_{t}", "cast", ["f"], to=t) for t in ["u8", "i8", "i32", "i64"]],
+      [f"to_{t}" for t in ["u8", "i8", "i32", "i64"]])
 check("dtype_bool", [("p", rand((5, 7), np.bool_)), ("q", rand((7,), np.bool_))],
       [node("a", "and", ["p", "q"]), node("o", "or", ["a", "q"]), node("n", "not", ["o"]),
        node("e", "eq", ["n", "p"])], ["e"])
