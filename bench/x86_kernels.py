@@ -8,7 +8,8 @@ Usage: x86_kernels.py BUILD_DIR WORKDIR
      (bytes read + written per second, kernel time) against memcpy's
      (numpy.copyto of 64M floats, the same accounting), one thread.
   2. sgemm 512/1024/2048: fuelc's kernel (kernels.x86.sgemm) against
-     OpenBLAS (numpy.matmul), both single-threaded.
+     OpenBLAS (numpy.matmul), both single-threaded; a 3x3 conv2d (im2col +
+     the same GEMM) against OpenBLAS on the GEMM of the same shape.
   3. The MLP and transformer-block examples: fuel-run latency against a
      numpy implementation with the same weights, 1 and 2 threads.
   4. Dispatch overhead: a chain of 400 tiny kernels (latency per step), and
@@ -42,10 +43,12 @@ def median(xs):
     return sorted(xs)[len(xs) // 2]
 
 
-def write_graph(name, inputs, nodes, outputs):
+def write_graph(name, inputs, nodes, outputs, constants=()):
     path = os.path.join(WORK, name + ".json")
     json.dump({"format": "fuel.graph", "version": 1, "name": name,
                "inputs": [{"name": n, "dtype": "f32", "shape": s} for n, s in inputs],
+               "constants": [{"name": n, "dtype": "f32", "shape": list(a.shape),
+                              "data": {"file": save(n, a)}} for n, a in constants],
                "nodes": nodes, "outputs": outputs}, open(path, "w"))
     return path
 
@@ -131,6 +134,25 @@ for size in (512, 1024, 2048):
     rows.append((f"sgemm {size}, 1 thread", f"{median(ours):.0f} GFLOP/s",
                  f"OpenBLAS {median(blas):.0f} GFLOP/s", median(ours) / median(blas)))
 
+
+# conv2d through im2col + the library GEMM, against OpenBLAS on the GEMM of
+# the same shape (what an im2col convolution over OpenBLAS would run).
+img = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
+conv = plan(write_graph("conv", [("img", [1, 64, 56, 56])],
+                        [{"id": "y", "op": "conv2d", "inputs": ["img", "k"],
+                          "attrs": {"pads": [1, 1, 1, 1]}}], ["y"],
+                        constants=[("k", rng.standard_normal((64, 64, 3, 3), dtype=np.float32))]))
+rows_k = rng.standard_normal((64, 576), dtype=np.float32)
+cols = rng.standard_normal((576, 3136), dtype=np.float32)
+out = np.empty((64, 3136), np.float32)
+flop = 2 * 64 * 576 * 3136
+ours, blas = [], []
+for _ in range(3):
+    blas.append(flop / (timed(lambda: np.matmul(rows_k, cols, out=out)) / 1e3) / 1e9)
+    _, _, kernels = fuel_run(conv, {"img": save("conv_img", img)}, 1, runs=3, profile=True)
+    ours.append(flop / (kernels["conv2d"] / 1e3) / 1e9)
+rows.append(("conv2d 3x3, 64 -> 64 channels, 56x56, 1 thread", f"{median(ours):.0f} GFLOP/s",
+             f"OpenBLAS GEMM 64x576x3136 {median(blas):.0f} GFLOP/s", median(ours) / median(blas)))
 
 # 3. Examples against numpy.
 def load_weights(graph_path):

@@ -116,7 +116,7 @@ static LogicalResult emitLinear(KernelEmitter &e, NodeId node) {
                   beginAccumulation(e, y, 0, bias, rows), yMap, y);
 }
 
-/// A call to the library sgemm (kernels/x86/sgemm.cpp), which reads the
+/// A call to the library sgemm (kernels/x86/gemm.cpp), which reads the
 /// operands' descriptors through unranked memrefs.
 static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
   const Graph &graph = e.graph;
@@ -144,8 +144,8 @@ static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
               c = unranked(y);
   std::string f = e.op("arith.constant " + std::to_string(flags), "i64");
   e.body() << "    func.call @" << e.spec.librarySymbol << "(" << a << ", " << b
-           << ", " << c << ", " << f
-           << ") : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()\n";
+           << ", " << c << ", " << f << ") : " << librarySignature(OpKind::MatMul)
+           << "\n";
   return success();
 }
 

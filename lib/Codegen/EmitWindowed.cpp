@@ -176,8 +176,38 @@ static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
   return success();
 }
 
+/// A call to the library conv2d (kernels/x86/gemm.cpp: im2col + GEMM).
+static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  auto operands = graph.operands(node);
+  ValueRef y{node, 0};
+  int64_t flags = 0;
+  if (operands.size() == 3) { // Bias first, then accumulate.
+    beginAccumulation(e, y, 0, operands[2], 1);
+    flags = 4;
+  }
+  Window win = windowOf(graph, node);
+  std::vector<std::string> args;
+  for (ValueRef v : {operands[0], operands[1], y})
+    args.push_back(e.op("memref.cast " + e.argName(v) + " : " + e.argType(v) +
+                            " to memref<*xf32>",
+                        ""));
+  for (int64_t p : {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1],
+                    win.dilations[0], win.dilations[1],
+                    graph.getInt(node, AttrName::Groups, 1)})
+    args.push_back(e.op("arith.constant " + std::to_string(p), "i64"));
+  e.body() << "    func.call @" << e.spec.librarySymbol << "(";
+  for (size_t i = 0; i < args.size(); ++i)
+    e.body() << (i ? ", " : "") << args[i];
+  e.body() << ") : " << librarySignature(OpKind::Conv2D) << "\n";
+  return success();
+}
+
 LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node,
                                     std::string &) {
-  return e.graph.kind(node) == OpKind::Conv2D ? emitConv(e, node)
-                                              : emitPool(e, node);
+  if (e.graph.kind(node) == OpKind::Conv2D)
+    return !e.spec.librarySymbol.empty() && node == e.spec.nodes.front()
+               ? emitLibraryConv(e, node)
+               : emitConv(e, node);
+  return emitPool(e, node);
 }

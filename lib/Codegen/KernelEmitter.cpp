@@ -64,6 +64,13 @@ std::string codegen::scalarLiteral(double value, const std::string &type) {
   return buf;
 }
 
+std::string codegen::librarySignature(OpKind kind) {
+  std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
+  if (kind == OpKind::Conv2D) // Strides, top/left pads, dilations, groups.
+    operands += ", i64, i64, i64, i64, i64, i64, i64";
+  return "(" + operands + ") -> ()";
+}
+
 std::string codegen::affineMap(unsigned rank,
                                const std::vector<std::string> &results) {
   std::string s = "affine_map<(";

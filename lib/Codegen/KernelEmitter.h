@@ -124,6 +124,10 @@ private:
   unsigned nextValue = 0;
 };
 
+/// The MLIR function type of the library kernel (kernels/x86/gemm.cpp)
+/// implementing `kind` (matmul and linear share one).
+std::string librarySignature(OpKind kind);
+
 /// Affine map text `(d0, ..., dN-1) -> (results)`.
 std::string affineMap(unsigned rank, const std::vector<std::string> &results);
 /// The map of an operand broadcast (numpy rules) into a domain of extents

@@ -13,11 +13,14 @@ LogicalResult fuel::emitKernelModule(const Graph &graph,
   module = "module {\n";
   // Library kernels the generated ones call, declared once each.
   std::set<std::string> libraries;
-  for (const KernelSpec &spec : kernels)
-    if (!spec.librarySymbol.empty() && libraries.insert(spec.librarySymbol).second)
-      module += "  func.func private @" + spec.librarySymbol +
-                "(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) "
-                "attributes {llvm.emit_c_interface}\n";
+  for (const KernelSpec &spec : kernels) {
+    if (spec.librarySymbol.empty() || !libraries.insert(spec.librarySymbol).second)
+      continue;
+    std::string type = codegen::librarySignature(graph.kind(spec.nodes.front()));
+    module += "  func.func private @" + spec.librarySymbol +
+              type.substr(0, type.find(" ->")) +
+              " attributes {llvm.emit_c_interface}\n";
+  }
   for (const KernelSpec &spec : kernels) {
     codegen::KernelEmitter emitter(graph, spec);
     std::string why;

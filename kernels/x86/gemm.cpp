@@ -1,15 +1,19 @@
-//===- sgemm.cpp - f32 matrix multiplication for x86-64 -------------------===//
+//===- gemm.cpp - f32 GEMM-based kernels for x86-64 -----------------------===//
 //
-// A library microkernel (IREE calls these ukernels) that fuelc's generated
-// matmul and linear kernels call for f32. GotoBLAS/BLIS blocking: B is
+// Library microkernels (IREE calls these ukernels) that fuelc's generated
+// f32 matmul, linear and conv2d kernels call. GotoBLAS/BLIS blocking: B is
 // packed in KC x NR column panels, A in MR x KC row panels, and an MR x NR
-// register tile of C accumulates with FMAs. Built twice from this file:
-// VECTOR_FLOATS=16 (AVX-512, 12x32 tile) and VECTOR_FLOATS=8 (AVX2, 6x16).
+// register tile of C accumulates with FMAs; conv2d lowers each image and
+// group to im2col + GEMM. Built twice from this file: VECTOR_FLOATS=16
+// (AVX-512, 12x32 tile) and VECTOR_FLOATS=8 (AVX2, 6x16).
 //
-// Entry points (the first is the MLIR C interface of a function taking three
-// unranked memrefs and an i64):
+// Entry points (MLIR C interfaces of functions taking unranked memrefs and
+// i64 scalars):
 //   void _mlir_ciface_<SYMBOL>(UnrankedMemRef *a, *b, *c, int64_t flags)
-//   void <SYMBOL>_release(void)   frees its per-thread packing buffers
+//   void _mlir_ciface_<CONV_SYMBOL>(UnrankedMemRef *x, *w, *y, int64_t flags,
+//       strideH, strideW, padTop, padLeft, dilationH, dilationW, groups)
+//   void RELEASE(void), CONV_RELEASE(void)   free the per-thread buffers
+//     (one release per entry point, as fuelc calls `<symbol>_release`)
 // computing C = op(A) * op(B) (+ C with kAccumulate) over the last two axes,
 // leading (batch) axes broadcast numpy-style; strides are arbitrary except
 // that C is contiguous in its last axis.
@@ -30,6 +34,9 @@
 #endif
 #ifndef RELEASE
 #error "define RELEASE, the name of the function freeing its memory"
+#endif
+#if !defined(CONV_SYMBOL) || !defined(CONV_RELEASE)
+#error "define CONV_SYMBOL and CONV_RELEASE, the conv2d entry points"
 #endif
 
 namespace {
@@ -61,6 +68,8 @@ struct Matrix {
 /// them: nothing here may outlive the library, so no thread-exit hooks.
 struct Scratch {
   float *a, *b;
+  float *columns; // im2col matrix of conv2d, grown as needed.
+  int64_t columnFloats;
   Scratch *next;
 };
 __thread Scratch *threadScratch;
@@ -72,6 +81,8 @@ Scratch *scratchOfThisThread() {
     auto *s = static_cast<Scratch *>(std::malloc(sizeof(Scratch)));
     s->a = static_cast<float *>(std::aligned_alloc(64, kMC * kKC * sizeof(float)));
     s->b = static_cast<float *>(std::aligned_alloc(64, kKC * kNC * sizeof(float)));
+    s->columns = nullptr;
+    s->columnFloats = 0;
     pthread_mutex_lock(&scratchLock);
     s->next = allScratch;
     allScratch = s;
@@ -285,7 +296,71 @@ extern "C" void RELEASE() {
     allScratch = s->next;
     std::free(s->a);
     std::free(s->b);
+    std::free(s->columns);
     std::free(s);
   }
   pthread_mutex_unlock(&scratchLock);
 }
+
+/// y[n, o, :, :] (+)= conv(x, w) for NCHW x and OIHW w, as one GEMM per image
+/// and group: W_g [Og, Cg*KH*KW] times the im2col matrix [Cg*KH*KW, OH*OW].
+extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
+                            UnrankedMemRef *y, int64_t flags, int64_t strideH,
+                            int64_t strideW, int64_t padTop, int64_t padLeft,
+                            int64_t dilationH, int64_t dilationW, int64_t groups) {
+  View vx{x->descriptor, x->rank}, vw{w->descriptor, w->rank},
+      vy{y->descriptor, y->rank};
+  int64_t N = vx.size(0), C = vx.size(1), H = vx.size(2), W = vx.size(3);
+  int64_t O = vw.size(0), Cg = vw.size(1), KH = vw.size(2), KW = vw.size(3);
+  int64_t OH = vy.size(2), OW = vy.size(3), Og = O / groups;
+  int64_t K = Cg * KH * KW, P = OH * OW;
+  (void)C;
+  Scratch *scratch = scratchOfThisThread();
+  if (scratch->columnFloats < K * P) {
+    std::free(scratch->columns);
+    scratch->columns = static_cast<float *>(std::aligned_alloc(64, ((K * P * 4 + 63) / 64) * 64));
+    scratch->columnFloats = K * P;
+  }
+  float *columns = scratch->columns;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      const float *image = vx.data() + n * vx.stride(0) + g * Cg * vx.stride(1);
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t i = 0; i < KH; ++i)
+          for (int64_t j = 0; j < KW; ++j) {
+            float *row = columns + ((c * KH + i) * KW + j) * P;
+            // Output columns whose input column lies inside the image:
+            // ow * strideW + shift in [0, W).
+            int64_t shift = j * dilationW - padLeft;
+            int64_t lo = shift >= 0 ? 0 : (-shift + strideW - 1) / strideW;
+            int64_t hi = W - shift <= 0 ? 0 : (W - shift + strideW - 1) / strideW;
+            lo = lo < OW ? lo : OW;
+            hi = hi < lo ? lo : hi < OW ? hi : OW;
+            for (int64_t oh = 0; oh < OH; ++oh) {
+              float *out = row + oh * OW;
+              int64_t ih = oh * strideH - padTop + i * dilationH;
+              if (ih < 0 || ih >= H) {
+                std::memset(out, 0, OW * sizeof(float));
+                continue;
+              }
+              const float *in = image + c * vx.stride(1) + ih * vx.stride(2);
+              std::memset(out, 0, lo * sizeof(float));
+              if (strideW == 1 && vx.stride(3) == 1) {
+                std::memcpy(out + lo, in + lo + shift, (hi - lo) * sizeof(float));
+              } else {
+                for (int64_t ow = lo; ow < hi; ++ow)
+                  out[ow] = in[(ow * strideW + shift) * vx.stride(3)];
+              }
+              std::memset(out + hi, 0, (OW - hi) * sizeof(float));
+            }
+          }
+      // Weights [Og, K] with rows strided by w's stride(0) (K contiguous in
+      // OIHW); the output rows [Og, P] are contiguous images.
+      Matrix a{vw.data() + g * Og * vw.stride(0), Og, K, vw.stride(0), 1};
+      Matrix b{columns, K, P, P, 1};
+      float *out = vy.data() + n * vy.stride(0) + g * Og * vy.stride(1);
+      gemm(a, b, out, vy.stride(1), flags & kAccumulate);
+    }
+}
+
+extern "C" void CONV_RELEASE() { RELEASE(); }
