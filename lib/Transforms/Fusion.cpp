@@ -14,6 +14,11 @@ static bool isElementwise(OpKind kind) {
 /// Ops whose result can take an elementwise epilogue.
 static bool takesEpilogue(OpKind kind) {
   switch (kind) {
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
   case OpKind::MatMul:
   case OpKind::Linear:
   case OpKind::Conv2D:

@@ -158,6 +158,7 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
   SplitAxes axes;
   NodeId head = nodes.front();
   if (nodes.size() > 1 && !isElementwiseKind(graph.kind(root))) {
+    // Only a prologue puts a non-elementwise node last.
     // A reduction with a prologue: its input is computed from the prologue's
     // inputs, which follow the input's split axis where they align with it.
     if (graph.numResults(root) != 1 || graph.shape({root, 0}).empty() ||

@@ -6,10 +6,10 @@
 //     read by exactly one node, itself elementwise, joins that node's group;
 //     chains and trees fuse, with numpy broadcasting and through views of
 //     their inputs, so intermediates never touch memory;
-//   - a matmul, linear, conv2d, layer_norm, rms_norm or softmax whose result
-//     feeds only an elementwise group of the same result type becomes that
-//     group's head (its epilogue: bias + activation, a residual add); one
-//     head per group;
+//   - a matmul, linear, conv2d, reduction, layer_norm, rms_norm or softmax
+//     whose result feeds only an elementwise group of the same result type
+//     becomes that group's head (its epilogue: bias + activation, a residual
+//     add); one head per group;
 //   - an elementwise group whose result is only the input (operand 0) of a
 //     reduction, softmax or normalization that has no epilogue becomes that
 //     node's prologue: the reduction computes its input as it reads it.

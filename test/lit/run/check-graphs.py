@@ -122,6 +122,9 @@ check("softmax_of_scaled_f16", [("x", rand((4, 8, 32), np.float16)), ("c", rand(
       [node("m", "mul", ["x", "c"]), node("e", "tanh", ["m"]), node("p", "softmax", ["e"], axis=1)], ["p"])
 check("rms_norm_of_broadcast_chain", [("x", rand((6, 16))), ("b", rand((1, 16)))],
       [node("s", "sub", ["x", "b"]), node("q", "mul", ["s", "s"]), node("n", "rms_norm", ["q"])], ["n"])
+check("reduce_epilogue", [("x", rand((8, 64), low=0.5, high=2)), ("c", rand((8, 1)))],
+      [node("m", "reduce_mean", ["x"], axes=[1], keepdims=True), node("r", "rsqrt", ["m"]),
+       node("y", "mul", ["r", "c"])], ["y"])
 check("reduce_strided", [("t", t)],
       [node("tt", "transpose", ["t"]), node("y", "reduce_max", ["tt"], axes=[0])], ["y"])
 # Epilogues: linear + bias + gelu, matmul + add + relu, conv + relu,
