@@ -267,8 +267,7 @@ LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e,
   // A non-elementwise head (matmul, conv, normalization) writes the
   // result's buffer first; the elementwise tail then updates it in place.
   NodeId head = e.spec.nodes.front();
-  OpFamily headFamily = opFamily(graph.kind(head));
-  bool hasHead = headFamily != OpFamily::Unary && headFamily != OpFamily::Binary;
+  bool hasHead = !isElementwiseOp(graph.kind(head));
   auto readByTail = [&](ValueRef v) {
     for (NodeId n : e.spec.nodes)
       if (!(hasHead && n == head))

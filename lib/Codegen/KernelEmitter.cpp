@@ -410,11 +410,9 @@ LogicalResult KernelEmitter::emit(std::string &out, std::string &error) {
     argTypes.push_back(memrefType(graph, arg));
   }
   NodeId root = spec.nodes.back();
-  OpFamily family = opFamily(graph.kind(root));
-  LogicalResult result =
-      family == OpFamily::Unary || family == OpFamily::Binary
-          ? emitElementwiseGroup(*this, error)
-          : emitNode(*this, root, error);
+  LogicalResult result = isElementwiseOp(graph.kind(root))
+                             ? emitElementwiseGroup(*this, error)
+                             : emitNode(*this, root, error);
   if (failed(result))
     return failure();
   out += "  func.func @" + spec.symbol + "_memref(";

@@ -52,8 +52,7 @@ const Candidate *FusionPricing::candidate(NodeId node, unsigned d) const {
 double FusionPricing::fusedTime(NodeId root, unsigned d) const {
   const std::vector<NodeId> &group = groups[root];
   NodeId head = group.front();
-  OpFamily family = opFamily(graph.kind(head));
-  bool hasHead = family != OpFamily::Unary && family != OpFamily::Binary;
+  bool hasHead = !isElementwiseOp(graph.kind(head));
   std::set<NodeId> inside(group.begin(), group.end());
   NodeWork tail = estimateWork(graph, root, pricing);
   tail.flops = 0;

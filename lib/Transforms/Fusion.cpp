@@ -6,48 +6,17 @@
 
 using namespace fuel;
 
-static bool isElementwise(OpKind kind) {
-  OpFamily f = opFamily(kind);
-  return f == OpFamily::Unary || f == OpFamily::Binary;
+/// Reductions and normalizations: they can compute their input as they
+/// read it (a prologue) or be the head of an epilogue.
+static bool isReduction(OpKind kind) {
+  return opFamily(kind) == OpFamily::Reduction && kind != OpKind::ArgMax &&
+         kind != OpKind::ArgMin;
 }
 
 /// Ops whose result can take an elementwise epilogue.
 static bool takesEpilogue(OpKind kind) {
-  switch (kind) {
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::ReduceProd:
-  case OpKind::MatMul:
-  case OpKind::Linear:
-  case OpKind::Conv2D:
-  case OpKind::LayerNorm:
-  case OpKind::RmsNorm:
-  case OpKind::Softmax:
-    return true;
-  default:
-    return false;
-  }
-}
-
-/// Reductions and normalizations that read their first operand computed in
-/// their own kernel (a prologue) instead of from memory.
-static bool takesPrologue(OpKind kind) {
-  switch (kind) {
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::ReduceProd:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::LayerNorm:
-  case OpKind::RmsNorm:
-    return true;
-  default:
-    return false;
-  }
+  return isReduction(kind) || kind == OpKind::MatMul ||
+         kind == OpKind::Linear || kind == OpKind::Conv2D;
 }
 
 std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
@@ -76,7 +45,7 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
     OpKind kind = graph.kind(n);
     if (user >= kNone || graph.numResults(n) != 1 || pinOf[n] != pinOf[user])
       continue;
-    if (isElementwise(kind) && takesPrologue(graph.kind(user)) &&
+    if (isElementwiseOp(kind) && isReduction(graph.kind(user)) &&
         root[user] == user && graph.operands(user)[0] == ValueRef{n, 0} &&
         std::count(graph.operands(user).begin(), graph.operands(user).end(),
                    ValueRef{n, 0}) == 1) {
@@ -84,16 +53,16 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
       root[n] = user;
       continue;
     }
-    if (!isElementwise(graph.kind(user)))
+    if (!isElementwiseOp(graph.kind(user)))
       continue;
     NodeId r = root[user];
-    bool prologue = takesPrologue(graph.kind(r));
-    if (!isElementwise(graph.kind(r)) && !prologue)
+    bool prologue = isReduction(graph.kind(r));
+    if (!isElementwiseOp(graph.kind(r)) && !prologue)
       continue; // Epilogues are the tail of a group: nothing fuses past them.
     if (prologue) {
-      if (isElementwise(kind))
+      if (isElementwiseOp(kind))
         root[n] = r; // A longer prologue.
-    } else if (isElementwise(kind)) {
+    } else if (isElementwiseOp(kind)) {
       root[n] = r;
     } else if (takesEpilogue(kind) && !hasHead[r] &&
                graph.type({n, 0}) == graph.type({r, 0})) {
@@ -110,7 +79,7 @@ void fuel::moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes) {
   // The head reads only values from outside its group, so it can go first.
   // A non-elementwise root (a reduction with a prologue) stays last.
   auto head = std::find_if(nodes.begin(), nodes.end(), [&](NodeId n) {
-    return !isElementwise(graph.kind(n));
+    return !isElementwiseOp(graph.kind(n));
   });
   if (head != nodes.end() && head + 1 != nodes.end())
     std::rotate(nodes.begin(), head, head + 1);

@@ -33,11 +33,6 @@ int broadcastAxis(const Graph &graph, ValueRef operand, ShapeRef domain) {
   return pinned ? -1 : 0;
 }
 
-bool isElementwiseKind(OpKind kind) {
-  OpFamily f = opFamily(kind);
-  return f == OpFamily::Unary || f == OpFamily::Binary;
-}
-
 /// The axis of `operand`, broadcast into `domain`, that lines up with the
 /// domain's axis `axis`, or -1 (absent or broadcast there).
 int alignedAxis(const Graph &graph, ValueRef operand, ShapeRef domain, int axis) {
@@ -157,7 +152,7 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
 
   SplitAxes axes;
   NodeId head = nodes.front();
-  if (nodes.size() > 1 && !isElementwiseKind(graph.kind(root))) {
+  if (nodes.size() > 1 && !isElementwiseOp(graph.kind(root))) {
     // Only a prologue puts a non-elementwise node last.
     // A reduction with a prologue: its input is computed from the prologue's
     // inputs, which follow the input's split axis where they align with it.
@@ -173,8 +168,7 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
     spec.splittable = true;
     return spec;
   }
-  OpFamily family = opFamily(graph.kind(head));
-  bool elementwiseHead = family == OpFamily::Unary || family == OpFamily::Binary;
+  bool elementwiseHead = isElementwiseOp(graph.kind(head));
   ShapeRef domain = graph.shape({root, 0});
   if (domain.empty() || graph.numResults(root) != 1)
     return spec;

@@ -38,6 +38,11 @@ unsigned maxOperands(OpKind kind);
 /// True for ops whose result aliases its operand's buffer (layout changes
 /// only).
 inline bool isViewOp(OpKind kind) { return opFamily(kind) == OpFamily::View; }
+/// Unary and binary ops (including where, cast, clamp): one output element
+/// from the same element of each (broadcast) operand.
+inline bool isElementwiseOp(OpKind kind) {
+  return opFamily(kind) == OpFamily::Unary || opFamily(kind) == OpFamily::Binary;
+}
 
 } // namespace fuel
 
