@@ -18,6 +18,10 @@ using namespace fuel::codegen;
 
 static std::string dimName(size_t d) { return "d" + std::to_string(d); }
 
+/// Reductions may be reassociated, so LLVM vectorizes them (the order is
+/// still fixed at compile time: results are the same on every run).
+static const char *const kReassoc = " fastmath<reassoc,contract>";
+
 /// The identity map of a rank-`rank` domain restricted to `keep`.
 static std::string projectedMap(unsigned rank, const std::vector<bool> &keep) {
   std::vector<std::string> results;
@@ -146,7 +150,9 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
             [&](const std::vector<std::string> &a) {
               std::string v = e.toCompute(a[0], in), s = a[1];
               auto bin = [&](const char *f, const char *i) {
-                return e.op(std::string(fp ? f : i) + " " + s + ", " + v, ctype);
+                return e.op(std::string(fp ? f : i) + " " + s + ", " + v +
+                                (fp ? kReassoc : ""),
+                            ctype);
               };
               std::string r;
               switch (kind) {
@@ -221,7 +227,7 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node,
   };
   auto f = [&](const std::string &op, const std::string &a,
                const std::string &b) {
-    return e.op("arith." + op + " " + a + ", " + b, t);
+    return e.op("arith." + op + " " + a + ", " + b + kReassoc, t);
   };
   GenericOperand in = e.operand(x, id);
   if (isSoftmax) {
