@@ -125,9 +125,13 @@ void Graph::setResultType(ValueRef value, DType dtype, ShapeRef shape) {
 }
 
 void Graph::setConstantData(NodeId node, ConstantData data) {
-  assert((constants.empty() || constants.back().first < node) &&
-         "constants must be set in node order");
-  constants.emplace_back(node, std::move(data));
+  auto it = std::lower_bound(
+      constants.begin(), constants.end(), node,
+      [](const auto &entry, NodeId n) { return entry.first < n; });
+  if (it != constants.end() && it->first == node)
+    it->second = std::move(data); // Replaced (e.g. moved to another file).
+  else
+    constants.insert(it, {node, std::move(data)});
 }
 
 const ConstantData *Graph::constantData(NodeId node) const {

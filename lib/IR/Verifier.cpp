@@ -239,6 +239,17 @@ static LogicalResult inferNode(InferenceContext &ctx) {
   return failure();
 }
 
+LogicalResult fuel::inferNodeTypes(Graph &graph, NodeId node,
+                                   DiagnosticEngine &diag) {
+  SourceLocator locator;
+  InferenceContext ctx(graph, node, diag, locator);
+  if (failed(inferNode(ctx)))
+    return failure();
+  for (unsigned r = 0; r < ctx.results.size(); ++r)
+    graph.setResultType({node, r}, ctx.results[r]);
+  return success();
+}
+
 LogicalResult fuel::verifyGraph(Graph &graph, DiagnosticEngine &diag,
                                 const SourceLocator &locator,
                                 std::vector<NodeId> *orderOut) {

@@ -9,7 +9,8 @@ config.suffixes = [".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.fuel_tools_dir), "test", "lit")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "validate-schema.py", "check-schema-tables.py", "expect-exit.sh",
-                   "check-ops.py", "check-mlp.py", "check-graphs.py"]
+                   "check-ops.py", "check-mlp.py", "check-graphs.py", "check-onnx.py",
+                   "make-invalid.py", "make-mlp.py"]
 
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", "/usr/bin:/bin")])

@@ -7,11 +7,13 @@
 #ifndef FUEL_TOOLS_FUELC_DRIVER_H
 #define FUEL_TOOLS_FUELC_DRIVER_H
 
+#include "fuel/Import/GraphJson.h"
 #include "fuel/Support/Diagnostics.h"
 
 #include <CLI/CLI.hpp>
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,7 +52,15 @@ void addCommonOptions(CLI::App *cmd, DriverOptions &options);
 /// Options shared by `plan` and `explain`.
 void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags);
 
+/// Reads a model: an ONNX file (by its .onnx extension) is imported,
+/// anything else is read as fuel.graph JSON.
+std::optional<GraphFile> readModel(const std::string &path, DiagnosticEngine &diag);
+
 int runCheck(const std::string &input, const DriverOptions &options);
+/// `fuelc import model.onnx -o model.json`: the graph, with its constants
+/// in a raw weights file beside it (model.bin).
+int runImport(const std::string &input, const std::string &output,
+              const DriverOptions &options);
 int runPrint(const std::string &input, const std::string &output,
              const DriverOptions &options);
 int runPlan(const std::string &input, const PlanFlags &flags,

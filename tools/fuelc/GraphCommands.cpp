@@ -4,7 +4,9 @@
 
 #include "fuel/IR/GraphStats.h"
 #include "fuel/Import/GraphJson.h"
+#include "fuel/Import/Onnx.h"
 
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -68,7 +70,7 @@ void printSummary(const Graph &graph, std::ostream &os) {
 int driver::runCheck(const std::string &input, const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<GraphFile> file = readGraphFile(input, diag);
+  std::optional<GraphFile> file = readModel(input, diag);
   if (!file)
     return finishWithErrors(diag, options);
   printSummary(file->graph, std::cout);
@@ -79,8 +81,37 @@ int driver::runPrint(const std::string &input, const std::string &output,
              const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<GraphFile> file = readGraphFile(input, diag);
+  std::optional<GraphFile> file = readModel(input, diag);
   if (!file)
     return finishWithErrors(diag, options);
+  return writeOutput(output, printGraphJson(file->graph));
+}
+
+std::optional<GraphFile> driver::readModel(const std::string &path,
+                                           DiagnosticEngine &diag) {
+  if (!path.ends_with(".onnx"))
+    return readGraphFile(path, diag);
+  std::shared_ptr<const FileBuffer> bytes = openInputFile(path, "model", diag);
+  if (!bytes)
+    return std::nullopt;
+  std::optional<Graph> graph = importOnnx(bytes->text(), path, diag);
+  if (!graph)
+    return std::nullopt;
+  return GraphFile{std::move(*graph), bytes, std::make_unique<SourceLocator>()};
+}
+
+int driver::runImport(const std::string &input, const std::string &output,
+                      const DriverOptions &options) {
+  DiagnosticEngine diag;
+  installRenderer(diag, options);
+  std::optional<GraphFile> file = readModel(input, diag);
+  if (!file)
+    return finishWithErrors(diag, options);
+  std::filesystem::path json(output);
+  std::filesystem::path weights = json;
+  weights.replace_extension(".bin");
+  std::string bytes = externalizeConstants(file->graph, weights.filename().string());
+  if (int code = writeOutput(weights.string(), bytes))
+    return code;
   return writeOutput(output, printGraphJson(file->graph));
 }

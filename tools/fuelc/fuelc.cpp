@@ -42,6 +42,13 @@ int runDriver(int argc, char **argv) {
   print->add_option("-o,--output", output, "Output file (default: stdout)");
   addCommonOptions(print, options);
 
+  CLI::App *import = app.add_subcommand(
+      "import", "Import an ONNX model as a fuel.graph with a raw weights file "
+                "beside it (OUTPUT.bin)");
+  import->add_option("model", input, "ONNX model (.onnx)")->required();
+  import->add_option("-o,--output", output, "fuel.graph file to write")->required();
+  addCommonOptions(import, options);
+
   PlanFlags planFlags;
   CLI::App *plan = app.add_subcommand(
       "plan", "Place every node on a device and kernel, insert copies, plan "
@@ -95,6 +102,8 @@ int runDriver(int argc, char **argv) {
     return runTargets(printName);
   if (inspect->parsed())
     return runInspect(input, options);
+  if (import->parsed())
+    return runImport(input, output, options);
   return runPrint(input, output, options);
 }
 

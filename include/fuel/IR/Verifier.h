@@ -50,6 +50,10 @@ LogicalResult verifyGraph(Graph &graph, DiagnosticEngine &diag,
                           const SourceLocator &locator = SourceLocator(),
                           std::vector<NodeId> *order = nullptr);
 
+/// Infers and sets the result types of one node whose operands are typed
+/// (importers building a graph node by node); reports to `diag` on failure.
+LogicalResult inferNodeTypes(Graph &graph, NodeId node, DiagnosticEngine &diag);
+
 /// Kahn's algorithm, stable in node id order. On a cycle returns false and
 /// fills `cycle` with the nodes of one cycle, in edge order.
 bool topologicalOrder(const Graph &graph, std::vector<NodeId> &order,

@@ -1,0 +1,35 @@
+//===- Onnx.h - Importing ONNX models ---------------------------*- C++ -*-===//
+//
+// Reads an ONNX ModelProto (opsets 11-17 of the default domain) into a
+// verified fuel Graph: initializers and Constant nodes become constants,
+// graph inputs become inputs (dynamic dims become symbolic dims, named by
+// their dim_param), each ONNX node becomes one or more IR nodes, and shape
+// inputs that are constants (Reshape's shape, Slice's starts, ...) are
+// folded into attributes. Every node that cannot be imported is reported,
+// naming the node, its op type, the opset and what is missing; nothing is
+// silently approximated.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_IMPORT_ONNX_H
+#define FUEL_IMPORT_ONNX_H
+
+#include "fuel/IR/Graph.h"
+#include "fuel/Support/Diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fuel {
+
+std::optional<Graph> importOnnx(std::string_view bytes, std::string_view fileName,
+                                DiagnosticEngine &diag);
+
+/// Points every constant of `graph` at raw data in a file named
+/// `weightsFile` (relative to the graph) and returns that file's bytes
+/// (each constant 64-byte aligned): `fuelc import` writes both.
+std::string externalizeConstants(Graph &graph, const std::string &weightsFile);
+
+} // namespace fuel
+
+#endif // FUEL_IMPORT_ONNX_H

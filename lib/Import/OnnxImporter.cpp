@@ -1,0 +1,432 @@
+//===- OnnxImporter.cpp - ONNX model -> fuel Graph ------------------------===//
+
+#include "OnnxImporter.h"
+
+#include "fuel/Import/Onnx.h"
+#include "fuel/IR/Verifier.h"
+#include "fuel/Support/Float16.h"
+
+#include <cstring>
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+static std::optional<DType> dtypeOf(int onnxType) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return DType::F32;
+  case onnx::TensorProto::DOUBLE:
+    return DType::F64;
+  case onnx::TensorProto::FLOAT16:
+    return DType::F16;
+  case onnx::TensorProto::BFLOAT16:
+    return DType::BF16;
+  case onnx::TensorProto::INT8:
+    return DType::I8;
+  case onnx::TensorProto::UINT8:
+    return DType::U8;
+  case onnx::TensorProto::INT32:
+    return DType::I32;
+  case onnx::TensorProto::INT64:
+    return DType::I64;
+  case onnx::TensorProto::BOOL:
+    return DType::Bool;
+  default:
+    return std::nullopt;
+  }
+}
+
+static std::string onnxTypeName(int onnxType) {
+  return onnx::TensorProto::DataType_IsValid(onnxType)
+             ? onnx::TensorProto::DataType_Name(
+                   static_cast<onnx::TensorProto::DataType>(onnxType))
+             : "type " + std::to_string(onnxType);
+}
+
+template <typename T> static void append(std::string &out, T v) {
+  out.append(reinterpret_cast<const char *>(&v), sizeof v);
+}
+
+bool onnximport::decodeTensor(const onnx::TensorProto &t, KnownTensor &out,
+                              std::string &why) {
+  std::optional<DType> dt = dtypeOf(t.data_type());
+  if (!dt) {
+    why = "tensor '" + t.name() + "' has element type " +
+          onnxTypeName(t.data_type()) + ", which fuelc does not support";
+    return false;
+  }
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    why = "tensor '" + t.name() + "' keeps its data in an external file, "
+          "which the importer does not read yet";
+    return false;
+  }
+  out.dtype = *dt;
+  out.shape.assign(t.dims().begin(), t.dims().end());
+  int64_t count = 1;
+  for (int64_t d : out.shape) {
+    if (d < 0 || (d && count > (int64_t(1) << 40) / d)) {
+      why = "tensor '" + t.name() + "' has a bad or huge shape";
+      return false;
+    }
+    count *= d;
+  }
+  size_t width = dtypeByteSize(*dt);
+  if (t.has_raw_data()) {
+    out.bytes = t.raw_data();
+  } else {
+    switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      for (float v : t.float_data())
+        append(out.bytes, v);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      for (double v : t.double_data())
+        append(out.bytes, v);
+      break;
+    case onnx::TensorProto::INT64:
+      for (int64_t v : t.int64_data())
+        append(out.bytes, v);
+      break;
+    case onnx::TensorProto::INT32:
+      for (int32_t v : t.int32_data())
+        append(out.bytes, v);
+      break;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16: // Bit patterns in int32_data.
+      for (int32_t v : t.int32_data())
+        append(out.bytes, static_cast<uint16_t>(v));
+      break;
+    default: // int8, uint8, bool: one value per int32.
+      for (int32_t v : t.int32_data())
+        append(out.bytes, static_cast<uint8_t>(v));
+    }
+  }
+  if (out.bytes.size() != static_cast<size_t>(count) * width) {
+    why = "tensor '" + t.name() + "' holds " + std::to_string(out.bytes.size()) +
+          " bytes of data, its shape needs " + std::to_string(count * width);
+    return false;
+  }
+  return true;
+}
+
+std::vector<double> KnownTensor::reals() const {
+  size_t width = dtypeByteSize(dtype), n = width ? bytes.size() / width : 0;
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const char *p = bytes.data() + i * width;
+    switch (dtype) {
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      out[i] = v;
+      break;
+    }
+    case DType::F64:
+      std::memcpy(&out[i], p, 8);
+      break;
+    case DType::F16:
+    case DType::BF16: {
+      uint16_t bits;
+      std::memcpy(&bits, p, 2);
+      out[i] = dtype == DType::F16 ? halfBitsToFloat(bits) : bfloat16BitsToFloat(bits);
+      break;
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      out[i] = v;
+      break;
+    }
+    case DType::I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      out[i] = static_cast<double>(v);
+      break;
+    }
+    case DType::I8:
+      out[i] = static_cast<int8_t>(*p);
+      break;
+    default: // u8, bool
+      out[i] = static_cast<uint8_t>(*p);
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> KnownTensor::ints() const {
+  if (dtype == DType::I64) {
+    std::vector<int64_t> out(bytes.size() / 8);
+    std::memcpy(out.data(), bytes.data(), bytes.size() & ~size_t(7));
+    return out;
+  }
+  std::vector<int64_t> out;
+  for (double v : reals())
+    out.push_back(static_cast<int64_t>(v));
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The importer
+//===----------------------------------------------------------------------===//
+
+Importer::Importer(const onnx::ModelProto &model, std::string fileName,
+                   DiagnosticEngine &diag)
+    : model(model), fileName(std::move(fileName)), diag(diag) {}
+
+size_t Importer::numInputs() const { return node->input_size(); }
+
+bool Importer::hasInput(size_t i) const {
+  return i < static_cast<size_t>(node->input_size()) && !node->input(i).empty();
+}
+
+ValueRef Importer::input(size_t i) { return values.at(node->input(i)); }
+
+const KnownTensor *Importer::constantInput(size_t i) const {
+  if (!hasInput(i))
+    return nullptr;
+  auto it = known.find(node->input(i));
+  return it == known.end() ? nullptr : &it->second;
+}
+
+bool Importer::outputUsed(size_t i) const {
+  if (i >= static_cast<size_t>(node->output_size()) || node->output(i).empty())
+    return false;
+  auto it = uses.find(node->output(i));
+  return it != uses.end() && it->second > 0;
+}
+
+const onnx::AttributeProto *Importer::attr(const std::string &name) const {
+  for (const onnx::AttributeProto &a : node->attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t Importer::attrInt(const std::string &name, int64_t dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+float Importer::attrFloat(const std::string &name, float dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string Importer::attrString(const std::string &name,
+                                 const std::string &dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : dflt;
+}
+
+std::vector<int64_t> Importer::attrInts(const std::string &name) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end())
+           : std::vector<int64_t>();
+}
+
+bool Importer::unsupported(const std::string &why) {
+  SourceLocation loc;
+  loc.file = fileName;
+  loc.node = node->output_size() ? node->output(0) : node->name();
+  diag.error(std::move(loc), "ONNX node '" +
+                                 (node->name().empty() ? loc.node : node->name()) +
+                                 "' (" + node->op_type() + ", opset " +
+                                 std::to_string(opset) + "): " + why);
+  ++errors;
+  return false;
+}
+
+std::optional<NodeId> Importer::add(OpKind kind, const std::vector<ValueRef> &operands,
+                                    const std::function<void(Graph &)> &setAttrs,
+                                    const std::string &suffix, unsigned results) {
+  NodeId id = graph.createNode(kind, node->output(0) + suffix);
+  for (ValueRef v : operands)
+    graph.addOperand(v);
+  if (setAttrs)
+    setAttrs(graph);
+  graph.addResults(results);
+  std::string message;
+  DiagnosticEngine local;
+  local.setHandler([&](const Diagnostic &d) { message = d.message; });
+  if (failed(inferNodeTypes(graph, id, local))) {
+    unsupported("the imported " + std::string(opName(kind)) + " is invalid: " +
+                message);
+    return std::nullopt;
+  }
+  return id;
+}
+
+ValueRef Importer::addConstant(const KnownTensor &t, const std::string &suffix) {
+  NodeId id = graph.createNode(OpKind::Constant, node->output(0) + suffix);
+  graph.addResults(1);
+  Shape shape;
+  for (int64_t d : t.shape)
+    shape.push_back(Dim::fixed(d));
+  graph.setResultType({id, 0}, t.dtype, shape);
+  graph.setConstantData(id, ConstantData{FileBuffer::fromBytes(t.bytes), 0,
+                                         t.bytes.size(), {}});
+  return {id, 0};
+}
+
+void Importer::bindConstant(KnownTensor t) {
+  bind(0, addConstant(t, ""));
+  known[node->output(0)] = std::move(t);
+}
+
+void Importer::bind(size_t i, ValueRef value) {
+  if (i < static_cast<size_t>(node->output_size()) && !node->output(i).empty())
+    values[node->output(i)] = value;
+}
+
+bool Importer::declareInput(const onnx::ValueInfoProto &info) {
+  const onnx::TypeProto &type = info.type();
+  std::optional<DType> dt = type.has_tensor_type()
+                                ? dtypeOf(type.tensor_type().elem_type())
+                                : std::nullopt;
+  SourceLocation loc;
+  loc.file = fileName;
+  loc.node = info.name();
+  if (!dt) {
+    diag.error(loc, "graph input '" + info.name() + "' is not a tensor of a "
+                    "supported element type");
+    return false;
+  }
+  if (!type.tensor_type().has_shape()) {
+    diag.error(loc, "graph input '" + info.name() + "' has no shape (rank unknown)");
+    return false;
+  }
+  Shape shape;
+  const auto &dims = type.tensor_type().shape().dim();
+  for (int d = 0; d < dims.size(); ++d) {
+    if (dims[d].has_dim_value() && dims[d].dim_value() >= 0)
+      shape.push_back(Dim::fixed(dims[d].dim_value()));
+    else // A named dynamic dim, or an anonymous one named after its place.
+      shape.push_back(Dim::symbol(graph.symbols().intern(
+          dims[d].has_dim_param() && !dims[d].dim_param().empty()
+              ? dims[d].dim_param()
+              : info.name() + "_d" + std::to_string(d))));
+  }
+  NodeId id = graph.createNode(OpKind::Input, info.name());
+  graph.addResults(1);
+  graph.setResultType({id, 0}, *dt, shape);
+  values[info.name()] = {id, 0};
+  return true;
+}
+
+std::optional<Graph> Importer::run() {
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      opset = o.version();
+  SourceLocation fileLoc;
+  fileLoc.file = fileName;
+  if (opset < 11 || opset > 17) {
+    diag.error(fileLoc, "the model uses ONNX opset " + std::to_string(opset) +
+                            "; fuelc imports opsets 11 to 17");
+    return std::nullopt;
+  }
+  const onnx::GraphProto &g = model.graph();
+  graph.setName(g.name());
+  for (const onnx::NodeProto &n : g.node())
+    for (const std::string &in : n.input())
+      ++uses[in];
+  for (const onnx::ValueInfoProto &out : g.output())
+    ++uses[out.name()];
+  // Initializers are constants (and may shadow graph inputs of the same name).
+  for (const onnx::TensorProto &t : g.initializer()) {
+    KnownTensor tensor;
+    std::string why;
+    if (!decodeTensor(t, tensor, why)) {
+      diag.error(fileLoc, "initializer: " + why);
+      ++errors;
+      continue;
+    }
+    NodeId id = graph.createNode(OpKind::Constant, t.name());
+    graph.addResults(1);
+    Shape shape;
+    for (int64_t d : tensor.shape)
+      shape.push_back(Dim::fixed(d));
+    graph.setResultType({id, 0}, tensor.dtype, shape);
+    graph.setConstantData(id, ConstantData{FileBuffer::fromBytes(tensor.bytes), 0,
+                                           tensor.bytes.size(), {}});
+    values[t.name()] = {id, 0};
+    known[t.name()] = std::move(tensor);
+  }
+  for (const onnx::ValueInfoProto &in : g.input())
+    if (!values.count(in.name()) && !declareInput(in))
+      ++errors;
+  for (const onnx::NodeProto &n : g.node()) {
+    node = &n;
+    if (n.domain() != "" && n.domain() != "ai.onnx") {
+      unsupported("operators of domain '" + n.domain() + "' are not supported");
+    } else {
+      bool inputsReady = true;
+      for (const std::string &in : n.input())
+        if (!in.empty() && !values.count(in)) {
+          inputsReady = false;
+          if (!missing.count(in))
+            unsupported("input '" + in + "' is not defined before this node");
+          missing[in] = true;
+        }
+      if (inputsReady && n.output_size() > 0 && importOp(*this))
+        continue;
+    }
+    for (const std::string &out : n.output())
+      missing[out] = true; // Readers are skipped: one diagnostic per cause.
+  }
+  for (const onnx::ValueInfoProto &out : g.output()) {
+    auto it = values.find(out.name());
+    if (it != values.end()) {
+      graph.addOutput(it->second);
+    } else if (!missing.count(out.name())) {
+      diag.error(fileLoc, "graph output '" + out.name() + "' is never computed");
+      ++errors;
+    }
+  }
+  if (errors)
+    return std::nullopt;
+  if (failed(verifyGraph(graph, diag)))
+    return std::nullopt;
+  return std::move(graph);
+}
+
+std::optional<Graph> fuel::importOnnx(std::string_view bytes,
+                                      std::string_view fileName,
+                                      DiagnosticEngine &diag) {
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    SourceLocation loc;
+    loc.file = std::string(fileName);
+    diag.error(std::move(loc), "not a valid ONNX model: the protobuf does not "
+                               "parse (truncated or not an .onnx file)");
+    return std::nullopt;
+  }
+  if (!model.has_graph()) {
+    SourceLocation loc;
+    loc.file = std::string(fileName);
+    diag.error(std::move(loc), "not a valid ONNX model: it has no graph");
+    return std::nullopt;
+  }
+  return Importer(model, std::string(fileName), diag).run();
+}
+
+std::string fuel::externalizeConstants(Graph &graph, const std::string &weightsFile) {
+  std::string weights;
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    const ConstantData *data = graph.constantData(n);
+    if (!data)
+      continue;
+    weights.resize((weights.size() + 63) / 64 * 64, '\0');
+    ConstantData moved = *data;
+    moved.source.kind = ConstantSourceKind::Raw;
+    moved.source.file = weightsFile;
+    moved.source.offset = weights.size();
+    weights.append(data->bytes());
+    graph.setConstantData(n, std::move(moved));
+  }
+  return weights;
+}

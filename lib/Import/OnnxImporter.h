@@ -1,0 +1,99 @@
+//===- OnnxImporter.h - ONNX model -> fuel Graph ----------------*- C++ -*-===//
+//
+// The importer walks the ONNX graph in node order (ONNX requires
+// topological order), building IR nodes and inferring their types as it
+// goes, so op handlers (OnnxOps.cpp) can use operand shapes and constant
+// inputs. A node that cannot be imported is reported and its outputs marked
+// missing; nodes reading them are skipped silently (one root cause, one
+// diagnostic), and the import fails after listing every problem.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_LIB_IMPORT_ONNXIMPORTER_H
+#define FUEL_LIB_IMPORT_ONNXIMPORTER_H
+
+#include "fuel/IR/Graph.h"
+#include "fuel/Support/Diagnostics.h"
+
+#include "onnx.pb.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fuel::onnximport {
+
+/// A tensor whose value is known at import time (initializers, Constant).
+struct KnownTensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::string bytes; // Dense, little-endian, in `dtype`.
+  /// The values as int64 / double (for shape inputs and folded constants).
+  std::vector<int64_t> ints() const;
+  std::vector<double> reals() const;
+};
+
+class Importer {
+public:
+  Importer(const onnx::ModelProto &model, std::string fileName,
+           DiagnosticEngine &diag);
+  std::optional<Graph> run();
+
+  //===--- For the op handlers -------------------------------------------===//
+  Graph graph;
+  int64_t opset = 0;
+
+  const onnx::NodeProto &current() const { return *node; }
+  size_t numInputs() const;              // Present (non-empty) inputs count.
+  bool hasInput(size_t i) const;         // Given and not "".
+  ValueRef input(size_t i);              // Operand i as an IR value.
+  const KnownTensor *constantInput(size_t i) const;
+  bool outputUsed(size_t i) const;       // Read by a node or a graph output.
+
+  const onnx::AttributeProto *attr(const std::string &name) const;
+  int64_t attrInt(const std::string &name, int64_t dflt) const;
+  float attrFloat(const std::string &name, float dflt) const;
+  std::string attrString(const std::string &name, const std::string &dflt) const;
+  std::vector<int64_t> attrInts(const std::string &name) const;
+
+  /// Adds `kind` over `operands` (with `setAttrs` adding its attributes),
+  /// infers its types; the node is named after the ONNX node's first output
+  /// plus `suffix`. Reports and returns nullopt if inference fails.
+  std::optional<NodeId> add(OpKind kind, const std::vector<ValueRef> &operands,
+                            const std::function<void(Graph &)> &setAttrs = {},
+                            const std::string &suffix = "", unsigned results = 1);
+  /// A constant node holding `t`.
+  ValueRef addConstant(const KnownTensor &t, const std::string &suffix);
+  /// Binds ONNX output `i` of the current node to `value`.
+  void bind(size_t i, ValueRef value);
+  /// Binds output 0 to a new constant holding `t`, known to later nodes
+  /// (a Reshape reading a Constant or a folded Shape).
+  void bindConstant(KnownTensor t);
+  /// Reports that the current node cannot be imported, saying why.
+  bool unsupported(const std::string &why);
+
+private:
+  bool importNode();
+  bool declareInput(const onnx::ValueInfoProto &info);
+
+  const onnx::ModelProto &model;
+  std::string fileName;
+  DiagnosticEngine &diag;
+  const onnx::NodeProto *node = nullptr;
+  std::map<std::string, ValueRef> values;
+  std::map<std::string, KnownTensor> known;
+  std::map<std::string, int> uses; // ONNX value name -> readers.
+  std::map<std::string, bool> missing;
+  unsigned errors = 0;
+};
+
+/// Decodes a TensorProto; false with `why` for what fuelc cannot hold.
+bool decodeTensor(const onnx::TensorProto &t, KnownTensor &out, std::string &why);
+
+/// Imports the current node of `im` (OnnxOps.cpp); false after reporting.
+bool importOp(Importer &im);
+
+} // namespace fuel::onnximport
+
+#endif // FUEL_LIB_IMPORT_ONNXIMPORTER_H

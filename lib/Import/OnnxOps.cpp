@@ -1,0 +1,623 @@
+//===- OnnxOps.cpp - Mapping ONNX operators to IR ops ---------------------===//
+//
+// One handler per ONNX op type (opsets 11-17). A handler builds the IR for
+// the current node through the Importer, or reports what it cannot import
+// (an attribute value, a non-constant shape input, an unused-but-requested
+// output) and returns false.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+
+#include "fuel/IR/Graph.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+namespace {
+using Handler = bool (*)(Importer &);
+
+/// One IR op over all of the node's inputs, bound to its output 0.
+bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {}) {
+  std::vector<ValueRef> operands;
+  for (size_t i = 0; i < im.numInputs(); ++i)
+    if (im.hasInput(i))
+      operands.push_back(im.input(i));
+  std::optional<NodeId> n = im.add(kind, operands, attrs);
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+KnownTensor scalar(double value, DType dtype) {
+  KnownTensor t{dtype, {}, {}};
+  switch (dtype) {
+  case DType::F64:
+    t.bytes.assign(reinterpret_cast<const char *>(&value), 8);
+    break;
+  case DType::F32: {
+    float v = static_cast<float>(value);
+    t.bytes.assign(reinterpret_cast<const char *>(&v), 4);
+    break;
+  }
+  default: {
+    int64_t v = static_cast<int64_t>(value);
+    t.bytes.assign(reinterpret_cast<const char *>(&v), dtypeByteSize(dtype));
+  }
+  }
+  return t;
+}
+
+/// Variadic Sum/Max/Min as a chain of binary ops.
+bool chain(Importer &im, OpKind kind) {
+  if (im.numInputs() == 1) {
+    im.bind(0, im.input(0));
+    return true;
+  }
+  ValueRef acc = im.input(0);
+  for (size_t i = 1; i < im.numInputs(); ++i) {
+    std::optional<NodeId> n = im.add(kind, {acc, im.input(i)}, {},
+                                     i + 1 == im.numInputs() ? "" : "." + std::to_string(i));
+    if (!n)
+      return false;
+    acc = {*n, 0};
+  }
+  im.bind(0, acc);
+  return true;
+}
+
+/// A constant integer input (a shape, axes, pads); reports when it is not.
+const KnownTensor *constInts(Importer &im, size_t i, const char *what) {
+  const KnownTensor *t = im.constantInput(i);
+  if (!t)
+    im.unsupported(std::string(what) + " (input " + std::to_string(i) +
+                   ") must be a constant");
+  return t;
+}
+
+/// Axes from the `axes` attribute (older opsets) or input `inputIndex`.
+std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex) {
+  if (im.attr("axes"))
+    return im.attrInts("axes");
+  if (!im.hasInput(inputIndex))
+    return std::vector<int64_t>();
+  const KnownTensor *t = constInts(im, inputIndex, "axes");
+  if (!t)
+    return std::nullopt;
+  return t->ints();
+}
+
+bool requireNotSet(Importer &im) {
+  std::string autoPad = im.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID")
+    return im.unsupported("auto_pad=" + autoPad + " is not supported (give explicit pads)");
+  return true;
+}
+
+bool convLike(Importer &im, OpKind kind) {
+  if (!requireNotSet(im))
+    return false;
+  ShapeRef x = im.graph.shape(im.input(0));
+  if (x.size() != 4)
+    return im.unsupported("only 2-D windows (rank-4 NCHW input) are supported");
+  if (kind == OpKind::MaxPool2D && im.outputUsed(1))
+    return im.unsupported("the Indices output is not supported");
+  std::vector<int64_t> pads = im.attrInts("pads"), strides = im.attrInts("strides"),
+                       dilations = im.attrInts("dilations"),
+                       kernel = im.attrInts("kernel_shape");
+  return direct(im, kind, [&](Graph &g) {
+    if (kind != OpKind::Conv2D)
+      g.addIntsAttr(AttrName::Kernel, kernel);
+    if (!strides.empty())
+      g.addIntsAttr(AttrName::Strides, strides);
+    if (!pads.empty())
+      g.addIntsAttr(AttrName::Pads, pads);
+    if (!dilations.empty() && kind != OpKind::AvgPool2D)
+      g.addIntsAttr(AttrName::Dilations, dilations);
+    if (kind == OpKind::Conv2D)
+      g.addIntAttr(AttrName::Groups, im.attrInt("group", 1));
+    else
+      g.addBoolAttr(AttrName::CeilMode, im.attrInt("ceil_mode", 0) != 0);
+    if (kind == OpKind::AvgPool2D)
+      g.addBoolAttr(AttrName::CountIncludePad, im.attrInt("count_include_pad", 0) != 0);
+  });
+}
+
+bool reduce(Importer &im, OpKind kind) {
+  // ReduceSum takes axes as an input from opset 13; the others keep the
+  // attribute through opset 17.
+  std::optional<std::vector<int64_t>> axes = axesOf(im, 1);
+  if (!axes)
+    return false;
+  bool keep = im.attrInt("keepdims", 1) != 0;
+  if (axes->empty() && im.attrInt("noop_with_empty_axes", 0)) {
+    im.bind(0, im.input(0));
+    return true;
+  }
+  std::optional<NodeId> n = im.add(kind, {im.input(0)}, [&](Graph &g) {
+    if (!axes->empty())
+      g.addIntsAttr(AttrName::Axes, *axes);
+    g.addBoolAttr(AttrName::KeepDims, keep);
+  });
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool argReduce(Importer &im, OpKind kind) {
+  if (im.attrInt("select_last_index", 0))
+    return im.unsupported("select_last_index=1 is not supported");
+  return direct(im, kind, [&](Graph &g) {
+    g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0));
+    g.addBoolAttr(AttrName::KeepDims, im.attrInt("keepdims", 1) != 0);
+  });
+}
+
+bool softmax(Importer &im, OpKind kind) {
+  size_t rank = im.graph.shape(im.input(0)).size();
+  int64_t axis = im.attrInt("axis", im.opset >= 13 ? -1 : 1);
+  if (axis < 0)
+    axis += static_cast<int64_t>(rank);
+  // Before opset 13 the input is flattened to 2-D at `axis`; that equals a
+  // softmax over one axis only when it is the last.
+  if (im.opset < 13 && axis != static_cast<int64_t>(rank) - 1)
+    return im.unsupported("opset < 13 softmax over axes " + std::to_string(axis) +
+                          ".. (flattened) is not supported");
+  return direct(im, kind, [&](Graph &g) { g.addIntAttr(AttrName::Axis, axis); });
+}
+
+bool reshapeTo(Importer &im, ValueRef x, std::vector<Dim> target) {
+  std::optional<NodeId> n = im.add(OpKind::Reshape, {x},
+                                   [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, target); });
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool reshape(Importer &im) {
+  const KnownTensor *shape = constInts(im, 1, "the target shape");
+  if (!shape)
+    return false;
+  if (im.attrInt("allowzero", 0))
+    return im.unsupported("allowzero=1 is not supported");
+  ShapeRef in = im.graph.shape(im.input(0));
+  std::vector<Dim> target;
+  std::vector<int64_t> values = shape->ints();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] == 0 && i < in.size())
+      target.push_back(in[i]); // 0 copies the input's extent.
+    else if (values[i] == -1)
+      target.push_back(Dim::inferred());
+    else if (values[i] > 0)
+      target.push_back(Dim::fixed(values[i]));
+    else
+      return im.unsupported("bad target extent " + std::to_string(values[i]));
+  }
+  return reshapeTo(im, im.input(0), target);
+}
+
+bool flatten(Importer &im) {
+  ShapeRef in = im.graph.shape(im.input(0));
+  int64_t axis = im.attrInt("axis", 1);
+  if (axis < 0)
+    axis += static_cast<int64_t>(in.size());
+  int64_t outer = 1, inner = 1;
+  bool outerStatic = true, innerStatic = true;
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool isOuter = static_cast<int64_t>(d) < axis;
+    if (!in[d].isStatic())
+      (isOuter ? outerStatic : innerStatic) = false;
+    else
+      (isOuter ? outer : inner) *= in[d].size();
+  }
+  if (!outerStatic && !innerStatic)
+    return im.unsupported("both sides of the flatten axis have symbolic extents");
+  return reshapeTo(im, im.input(0),
+                   {outerStatic ? Dim::fixed(outer) : Dim::inferred(),
+                    innerStatic ? Dim::fixed(inner) : Dim::inferred()});
+}
+
+bool squeezeLike(Importer &im, OpKind kind) {
+  std::optional<std::vector<int64_t>> axes = axesOf(im, 1);
+  if (!axes)
+    return false;
+  std::optional<NodeId> n = im.add(kind, {im.input(0)}, [&](Graph &g) {
+    if (!axes->empty())
+      g.addIntsAttr(AttrName::Axes, *axes);
+  });
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool slice(Importer &im) {
+  const KnownTensor *starts = constInts(im, 1, "starts");
+  const KnownTensor *ends = starts ? constInts(im, 2, "ends") : nullptr;
+  if (!ends)
+    return false;
+  std::vector<int64_t> axes, steps;
+  if (im.hasInput(3)) {
+    const KnownTensor *t = constInts(im, 3, "axes");
+    if (!t)
+      return false;
+    axes = t->ints();
+  }
+  if (im.hasInput(4)) {
+    const KnownTensor *t = constInts(im, 4, "steps");
+    if (!t)
+      return false;
+    steps = t->ints();
+  }
+  std::optional<NodeId> n = im.add(OpKind::Slice, {im.input(0)}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Starts, starts->ints());
+    g.addIntsAttr(AttrName::Ends, ends->ints());
+    if (!axes.empty())
+      g.addIntsAttr(AttrName::Axes, axes);
+    if (!steps.empty())
+      g.addIntsAttr(AttrName::Steps, steps);
+  });
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool split(Importer &im) {
+  std::vector<int64_t> sizes = im.attrInts("split");
+  if (im.hasInput(1)) {
+    const KnownTensor *t = constInts(im, 1, "split");
+    if (!t)
+      return false;
+    sizes = t->ints();
+  }
+  unsigned parts = static_cast<unsigned>(im.current().output_size());
+  std::optional<NodeId> n = im.add(OpKind::Split, {im.input(0)}, [&](Graph &g) {
+    g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0));
+    if (sizes.empty())
+      g.addIntAttr(AttrName::Num, parts);
+    else
+      g.addIntsAttr(AttrName::Sizes, sizes);
+  }, "", parts);
+  if (!n)
+    return false;
+  for (unsigned r = 0; r < parts; ++r)
+    im.bind(r, {*n, r});
+  return true;
+}
+
+bool pad(Importer &im) {
+  const KnownTensor *pads = constInts(im, 1, "pads");
+  if (!pads)
+    return false;
+  double value = 0;
+  if (im.hasInput(2)) {
+    const KnownTensor *v = im.constantInput(2);
+    if (!v)
+      return im.unsupported("constant_value must be a constant");
+    value = v->reals().at(0);
+  }
+  std::vector<int64_t> p = pads->ints();
+  for (int64_t v : p)
+    if (v < 0)
+      return im.unsupported("negative pads (cropping) are not supported");
+  std::string mode = im.attrString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return im.unsupported("mode '" + mode + "' is not supported");
+  std::optional<NodeId> n = im.add(OpKind::Pad, {im.input(0)}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Pads, p);
+    g.addStringAttr(AttrName::Mode, mode);
+    if (mode == "constant")
+      g.addFloatAttr(AttrName::Value, value);
+  });
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool expand(Importer &im) {
+  const KnownTensor *shape = constInts(im, 1, "the shape");
+  if (!shape)
+    return false;
+  std::vector<Dim> dims;
+  for (int64_t v : shape->ints())
+    dims.push_back(Dim::fixed(v));
+  std::optional<NodeId> n = im.add(OpKind::Expand, {im.input(0)},
+                                   [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool constant(Importer &im) {
+  KnownTensor t;
+  std::string why;
+  if (const onnx::AttributeProto *a = im.attr("value")) {
+    if (!decodeTensor(a->t(), t, why))
+      return im.unsupported(why);
+  } else if (const onnx::AttributeProto *a = im.attr("value_float")) {
+    t = scalar(a->f(), DType::F32);
+  } else if (const onnx::AttributeProto *a = im.attr("value_int")) {
+    t = scalar(static_cast<double>(a->i()), DType::I64);
+  } else if (const onnx::AttributeProto *a = im.attr("value_floats")) {
+    t = {DType::F32, {a->floats_size()}, {}};
+    for (float v : a->floats())
+      t.bytes.append(reinterpret_cast<const char *>(&v), 4);
+  } else if (const onnx::AttributeProto *a = im.attr("value_ints")) {
+    t = {DType::I64, {a->ints_size()}, {}};
+    for (int64_t v : a->ints())
+      t.bytes.append(reinterpret_cast<const char *>(&v), 8);
+  } else {
+    return im.unsupported("only tensor, float(s) and int(s) constants are supported");
+  }
+  im.bindConstant(std::move(t));
+  return true;
+}
+
+bool gemm(Importer &im) {
+  float alpha = im.attrFloat("alpha", 1), beta = im.attrFloat("beta", 1);
+  DType t = im.graph.dtype(im.input(0));
+  std::optional<NodeId> mm = im.add(OpKind::MatMul, {im.input(0), im.input(1)}, [&](Graph &g) {
+    g.addBoolAttr(AttrName::TransposeA, im.attrInt("transA", 0) != 0);
+    g.addBoolAttr(AttrName::TransposeB, im.attrInt("transB", 0) != 0);
+  }, im.hasInput(2) || alpha != 1 ? ".matmul" : "");
+  if (!mm)
+    return false;
+  ValueRef y{*mm, 0};
+  if (alpha != 1) {
+    std::optional<NodeId> s = im.add(OpKind::Mul, {y, im.addConstant(scalar(alpha, t), ".alpha")},
+                                     {}, im.hasInput(2) ? ".scaled" : "");
+    if (!s)
+      return false;
+    y = {*s, 0};
+  }
+  if (im.hasInput(2)) {
+    ValueRef c = im.input(2);
+    if (beta != 1) {
+      std::optional<NodeId> s = im.add(OpKind::Mul, {c, im.addConstant(scalar(beta, t), ".beta")},
+                                       {}, ".c");
+      if (!s)
+        return false;
+      c = {*s, 0};
+    }
+    std::optional<NodeId> sum = im.add(OpKind::Add, {y, c});
+    if (!sum)
+      return false;
+    y = {*sum, 0};
+  }
+  im.bind(0, y);
+  return true;
+}
+
+bool clip(Importer &im) {
+  double lo = -INFINITY, hi = INFINITY;
+  if (im.attr("min") || im.attr("max")) { // opset < 11 style attributes
+    lo = im.attrFloat("min", -INFINITY);
+    hi = im.attrFloat("max", INFINITY);
+  }
+  for (size_t i : {1, 2})
+    if (im.hasInput(i)) {
+      const KnownTensor *t = im.constantInput(i);
+      if (!t)
+        return im.unsupported("min and max must be constants");
+      (i == 1 ? lo : hi) = t->reals().at(0);
+    }
+  if (std::isinf(lo) && std::isinf(hi)) {
+    im.bind(0, im.input(0));
+    return true;
+  }
+  std::optional<NodeId> n = im.add(OpKind::Clamp, {im.input(0)}, [&](Graph &g) {
+    if (!std::isinf(lo))
+      g.addFloatAttr(AttrName::MinValue, lo);
+    if (!std::isinf(hi))
+      g.addFloatAttr(AttrName::MaxValue, hi);
+  });
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool cast(Importer &im) {
+  static const std::map<int64_t, DType> kTypes = {
+      {onnx::TensorProto::FLOAT, DType::F32},  {onnx::TensorProto::DOUBLE, DType::F64},
+      {onnx::TensorProto::FLOAT16, DType::F16}, {onnx::TensorProto::BFLOAT16, DType::BF16},
+      {onnx::TensorProto::INT8, DType::I8},    {onnx::TensorProto::UINT8, DType::U8},
+      {onnx::TensorProto::INT32, DType::I32},  {onnx::TensorProto::INT64, DType::I64},
+      {onnx::TensorProto::BOOL, DType::Bool}};
+  auto it = kTypes.find(im.attrInt("to", 0));
+  if (it == kTypes.end())
+    return im.unsupported("cast to element type " + std::to_string(im.attrInt("to", 0)) +
+                          " is not supported");
+  return direct(im, OpKind::Cast, [&](Graph &g) { g.addDTypeAttr(AttrName::To, it->second); });
+}
+
+bool batchNorm(Importer &im) {
+  if (im.attrInt("training_mode", 0) || im.outputUsed(1) || im.outputUsed(2))
+    return im.unsupported("training mode (running statistics outputs) is not supported");
+  const KnownTensor *scale = im.constantInput(1), *bias = im.constantInput(2),
+                    *mean = im.constantInput(3), *var = im.constantInput(4);
+  if (!scale || !bias || !mean || !var)
+    return im.unsupported("scale, bias, mean and variance must be constants to fold");
+  double eps = im.attrFloat("epsilon", 1e-5f);
+  DType t = im.graph.dtype(im.input(0));
+  size_t rank = im.graph.shape(im.input(0)).size();
+  std::vector<double> s = scale->reals(), b = bias->reals(), m = mean->reals(),
+                      v = var->reals();
+  // y = x * k + (b - m * k), k = s / sqrt(v + eps), per channel (axis 1).
+  KnownTensor k{t, {static_cast<int64_t>(s.size())}, {}}, c = k;
+  std::vector<int64_t> channelShape{static_cast<int64_t>(s.size())};
+  for (size_t d = 2; d < rank; ++d)
+    channelShape.push_back(1);
+  k.shape = c.shape = channelShape;
+  for (size_t i = 0; i < s.size(); ++i) {
+    double ki = s[i] / std::sqrt(v.at(i) + eps), ci = b.at(i) - m.at(i) * ki;
+    k.bytes += scalar(ki, t).bytes;
+    c.bytes += scalar(ci, t).bytes;
+  }
+  std::optional<NodeId> mul = im.add(OpKind::Mul, {im.input(0), im.addConstant(k, ".scale")},
+                                     {}, ".scaled");
+  if (!mul)
+    return false;
+  std::optional<NodeId> add = im.add(OpKind::Add, {{*mul, 0}, im.addConstant(c, ".shift")});
+  if (add)
+    im.bind(0, {*add, 0});
+  return add.has_value();
+}
+
+bool layerNorm(Importer &im) {
+  if (im.outputUsed(1) || im.outputUsed(2))
+    return im.unsupported("the Mean and InvStdDev outputs are not supported");
+  return direct(im, OpKind::LayerNorm, [&](Graph &g) {
+    g.addIntAttr(AttrName::Axis, im.attrInt("axis", -1));
+    g.addFloatAttr(AttrName::Eps, im.attrFloat("epsilon", 1e-5f));
+  });
+}
+
+bool shapeOf(Importer &im) {
+  ShapeRef s = im.graph.shape(im.input(0));
+  int64_t rank = static_cast<int64_t>(s.size());
+  int64_t start = im.attrInt("start", 0), end = im.attrInt("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  KnownTensor t{DType::I64, {std::max<int64_t>(end - start, 0)}, {}};
+  for (int64_t d = start; d < end; ++d) {
+    if (!s[d].isStatic())
+      return im.unsupported("Shape of a symbolic extent is not supported");
+    int64_t v = s[d].size();
+    t.bytes.append(reinterpret_cast<const char *>(&v), 8);
+  }
+  im.bindConstant(std::move(t));
+  return true;
+}
+
+bool identity(Importer &im) {
+  if (im.current().op_type() == "Dropout" && im.outputUsed(1))
+    return im.unsupported("the mask output is not supported");
+  im.bind(0, im.input(0));
+  return true;
+}
+
+/// max(x, alpha * x) for 0 <= alpha <= 1.
+bool leakyRelu(Importer &im) {
+  double alpha = im.attrFloat("alpha", 0.01f);
+  if (alpha < 0 || alpha > 1)
+    return im.unsupported("alpha outside [0, 1] is not supported");
+  DType t = im.graph.dtype(im.input(0));
+  std::optional<NodeId> scaled = im.add(
+      OpKind::Mul, {im.input(0), im.addConstant(scalar(alpha, t), ".alpha")}, {}, ".scaled");
+  if (!scaled)
+    return false;
+  std::optional<NodeId> n = im.add(OpKind::Max, {im.input(0), {*scaled, 0}});
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool globalPool(Importer &im, OpKind kind) {
+  size_t rank = im.graph.shape(im.input(0)).size();
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < rank; ++d)
+    axes.push_back(static_cast<int64_t>(d));
+  return direct(im, kind, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Axes, axes);
+    g.addBoolAttr(AttrName::KeepDims, true);
+  });
+}
+
+const std::map<std::string, Handler> &handlers() {
+  static const std::map<std::string, Handler> table = {
+      {"Add", [](Importer &im) { return direct(im, OpKind::Add); }},
+      {"Sub", [](Importer &im) { return direct(im, OpKind::Sub); }},
+      {"Mul", [](Importer &im) { return direct(im, OpKind::Mul); }},
+      {"Div", [](Importer &im) { return direct(im, OpKind::Div); }},
+      {"Pow", [](Importer &im) { return direct(im, OpKind::Pow); }},
+      {"Max", [](Importer &im) { return chain(im, OpKind::Max); }},
+      {"Min", [](Importer &im) { return chain(im, OpKind::Min); }},
+      {"Sum", [](Importer &im) { return chain(im, OpKind::Add); }},
+      {"Equal", [](Importer &im) { return direct(im, OpKind::Eq); }},
+      {"Less", [](Importer &im) { return direct(im, OpKind::Lt); }},
+      {"LessOrEqual", [](Importer &im) { return direct(im, OpKind::Le); }},
+      {"Greater", [](Importer &im) { return direct(im, OpKind::Gt); }},
+      {"GreaterOrEqual", [](Importer &im) { return direct(im, OpKind::Ge); }},
+      {"And", [](Importer &im) { return direct(im, OpKind::And); }},
+      {"Or", [](Importer &im) { return direct(im, OpKind::Or); }},
+      {"Not", [](Importer &im) { return direct(im, OpKind::Not); }},
+      {"Where", [](Importer &im) { return direct(im, OpKind::Where); }},
+      {"Neg", [](Importer &im) { return direct(im, OpKind::Neg); }},
+      {"Abs", [](Importer &im) { return direct(im, OpKind::Abs); }},
+      {"Exp", [](Importer &im) { return direct(im, OpKind::Exp); }},
+      {"Log", [](Importer &im) { return direct(im, OpKind::Log); }},
+      {"Sqrt", [](Importer &im) { return direct(im, OpKind::Sqrt); }},
+      {"Reciprocal", [](Importer &im) { return direct(im, OpKind::Recip); }},
+      {"Tanh", [](Importer &im) { return direct(im, OpKind::Tanh); }},
+      {"Sigmoid", [](Importer &im) { return direct(im, OpKind::Sigmoid); }},
+      {"Relu", [](Importer &im) { return direct(im, OpKind::Relu); }},
+      {"Erf", [](Importer &im) { return direct(im, OpKind::Erf); }},
+      {"Sin", [](Importer &im) { return direct(im, OpKind::Sin); }},
+      {"Cos", [](Importer &im) { return direct(im, OpKind::Cos); }},
+      {"LeakyRelu", leakyRelu},
+      {"Cast", cast},
+      {"Clip", clip},
+      {"Identity", identity},
+      {"Dropout", identity},
+      {"MatMul", [](Importer &im) { return direct(im, OpKind::MatMul); }},
+      {"Gemm", gemm},
+      {"Conv", [](Importer &im) { return convLike(im, OpKind::Conv2D); }},
+      {"MaxPool", [](Importer &im) { return convLike(im, OpKind::MaxPool2D); }},
+      {"AveragePool", [](Importer &im) { return convLike(im, OpKind::AvgPool2D); }},
+      {"GlobalAveragePool", [](Importer &im) { return globalPool(im, OpKind::ReduceMean); }},
+      {"GlobalMaxPool", [](Importer &im) { return globalPool(im, OpKind::ReduceMax); }},
+      {"BatchNormalization", batchNorm},
+      {"LayerNormalization", layerNorm},
+      {"Softmax", [](Importer &im) { return softmax(im, OpKind::Softmax); }},
+      {"LogSoftmax", [](Importer &im) { return softmax(im, OpKind::LogSoftmax); }},
+      {"ReduceSum", [](Importer &im) { return reduce(im, OpKind::ReduceSum); }},
+      {"ReduceMean", [](Importer &im) { return reduce(im, OpKind::ReduceMean); }},
+      {"ReduceMax", [](Importer &im) { return reduce(im, OpKind::ReduceMax); }},
+      {"ReduceMin", [](Importer &im) { return reduce(im, OpKind::ReduceMin); }},
+      {"ReduceProd", [](Importer &im) { return reduce(im, OpKind::ReduceProd); }},
+      {"ArgMax", [](Importer &im) { return argReduce(im, OpKind::ArgMax); }},
+      {"ArgMin", [](Importer &im) { return argReduce(im, OpKind::ArgMin); }},
+      {"Reshape", reshape},
+      {"Flatten", flatten},
+      {"Transpose",
+       [](Importer &im) {
+         std::vector<int64_t> perm = im.attrInts("perm");
+         return direct(im, OpKind::Transpose, [&](Graph &g) {
+           if (!perm.empty())
+             g.addIntsAttr(AttrName::Perm, perm);
+         });
+       }},
+      {"Squeeze", [](Importer &im) { return squeezeLike(im, OpKind::Squeeze); }},
+      {"Unsqueeze", [](Importer &im) { return squeezeLike(im, OpKind::Unsqueeze); }},
+      {"Concat",
+       [](Importer &im) {
+         return direct(im, OpKind::Concat,
+                       [&](Graph &g) { g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0)); });
+       }},
+      {"Split", split},
+      {"Gather",
+       [](Importer &im) {
+         return direct(im, OpKind::Gather,
+                       [&](Graph &g) { g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0)); });
+       }},
+      {"Slice", slice},
+      {"Pad", pad},
+      {"Expand", expand},
+      {"Constant", constant},
+      {"Shape", shapeOf},
+  };
+  return table;
+}
+} // namespace
+
+bool onnximport::importOp(Importer &im) {
+  const std::map<std::string, Handler> &table = handlers();
+  auto it = table.find(im.current().op_type());
+  if (it == table.end())
+    return im.unsupported("op type '" + im.current().op_type() +
+                          "' has no fuelc equivalent yet");
+  return it->second(im);
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""ONNX models (built with onnx.helper) imported by fuelc, planned for the
+CPU and run by fuel-run, against numpy on random inputs.
+
+Usage: check-onnx.py FUELC FUEL_RUN WORKDIR
+
+Prints one line per failure and "N passed, M failed"; exits 1 on failure.
+"""
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+FUELC, FUEL_RUN, WORK = sys.argv[1:4]
+os.makedirs(WORK, exist_ok=True)
+rng = np.random.default_rng(11)
+passed, failed = 0, 0
+F = TensorProto.FLOAT
+
+
+def rand(*shape, low=-2.0, high=2.0):
+    return rng.uniform(low, high, size=shape).astype(np.float32)
+
+
+def case(name, nodes, inputs, expected, initializers=(), opset=13, out_type=F,
+         tolerance=(2e-5, 2e-6), dims=()):
+    """`inputs`: (name, array, declared shape or None); `expected`: arrays in
+    output order (outputs named y0, y1, ...)."""
+    global passed, failed
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    graph_inputs, args = [], []
+    for iname, arr, declared in inputs:
+        path = os.path.join(d, iname + ".npy")
+        np.save(path, arr)
+        elem = {np.float32: F, np.int64: TensorProto.INT64}[arr.dtype.type]
+        graph_inputs.append(helper.make_tensor_value_info(
+            iname, elem, declared if declared is not None else list(arr.shape)))
+        args += ["--input", f"{iname}={path}"]
+    outputs = [helper.make_tensor_value_info(f"y{i}", out_type, None)
+               for i in range(len(expected))]
+    inits = [numpy_helper.from_array(a, n) for n, a in initializers]
+    model = helper.make_model(helper.make_graph(nodes, name, graph_inputs, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", opset)])
+    path = os.path.join(d, "model.onnx")
+    onnx.save(model, path)
+    plan = os.path.join(d, "model.fplan")
+    got = [os.path.join(d, f"got{i}.npy") for i in range(len(expected))]
+    dim_args = [a for s, v in dims for a in ("--dim", f"{s}={v}")]
+    for cmd in ([FUELC, "plan", path, "--machine", "host", *dim_args, "-o", plan],
+                [FUEL_RUN, "-q", plan, *args, *[a for g in got for a in ("--output", g)]]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"FAIL {name}: {os.path.basename(cmd[0])} exited {r.returncode}: {r.stderr.strip()}")
+            failed += 1
+            return
+    for g, want in zip(got, expected):
+        a, want = np.load(g), np.asarray(want)
+        ok = a.shape == want.shape and (
+            np.allclose(a, want, rtol=tolerance[0], atol=tolerance[1])
+            if np.issubdtype(want.dtype, np.floating) else np.array_equal(a, want))
+        if not ok:
+            print(f"FAIL {name}: got {a.dtype}{list(a.shape)} {a.ravel()[:4]}, "
+                  f"want {want.dtype}{list(want.shape)} {want.ravel()[:4]}")
+            failed += 1
+            return
+    passed += 1
+
+
+n = helper.make_node
+x = rand(3, 4)
+row = rand(4)
+erf = np.vectorize(math.erf)
+for op, fn in [("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply), ("Div", np.divide),
+               ("Max", np.maximum), ("Min", np.minimum)]:
+    case(op, [n(op, ["a", "b"], ["y0"])], [("a", x, None), ("b", row, None)], [fn(x, row)])
+for op, fn, arr in [("Relu", lambda a: np.maximum(a, 0), x), ("Exp", np.exp, x), ("Tanh", np.tanh, x),
+                    ("Sigmoid", lambda a: 1 / (1 + np.exp(-a)), x), ("Neg", np.negative, x),
+                    ("Abs", np.abs, x), ("Sqrt", np.sqrt, np.abs(x) + 0.1),
+                    ("Log", np.log, np.abs(x) + 0.1), ("Erf", lambda a: erf(a).astype(np.float32), x),
+                    ("Reciprocal", lambda a: 1 / a, np.abs(x) + 0.5)]:
+    case(op, [n(op, ["a"], ["y0"])], [("a", arr, None)], [fn(arr).astype(np.float32)])
+case("LeakyRelu", [n("LeakyRelu", ["a"], ["y0"], alpha=0.1)], [("a", x, None)],
+     [np.where(x > 0, x, 0.1 * x)])
+case("Clip", [n("Clip", ["a", "lo", "hi"], ["y0"])], [("a", x, None)], [np.clip(x, -0.5, 1.0)],
+     initializers=[("lo", np.array(-0.5, np.float32)), ("hi", np.array(1.0, np.float32))])
+w, b = rand(5, 4), rand(5)
+case("Gemm_transB_alpha_beta", [n("Gemm", ["a", "w", "c"], ["y0"], transB=1, alpha=0.5, beta=2.0)],
+     [("a", x, None)], [0.5 * x @ w.T + 2.0 * b], initializers=[("w", w), ("c", b)])
+A, M = rand(2, 3, 4), rand(4, 6)
+case("MatMul_batched", [n("MatMul", ["a", "m"], ["y0"])], [("a", A, None)], [A @ M],
+     initializers=[("m", M)])
+img, k, kb = rand(1, 2, 6, 6), rand(3, 2, 3, 3), rand(3)
+
+
+def conv(xx, ww, bb, pad):
+    xp = np.pad(xx, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    out = np.zeros((xx.shape[0], ww.shape[0], xp.shape[2] - 2, xp.shape[3] - 2), np.float32)
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, i:i + 3, j:j + 3], ww)
+    return out + bb[None, :, None, None]
+
+
+case("Conv_pad", [n("Conv", ["a", "k", "kb"], ["y0"], pads=[1, 1, 1, 1])], [("a", img, None)],
+     [conv(img, k, kb, 1)], initializers=[("k", k), ("kb", kb)], tolerance=(1e-4, 1e-5))
+case("MaxPool", [n("MaxPool", ["a"], ["y0"], kernel_shape=[2, 2], strides=[2, 2])],
+     [("a", img, None)], [img.reshape(1, 2, 3, 2, 3, 2).max(axis=(3, 5))])
+case("GlobalAveragePool", [n("GlobalAveragePool", ["a"], ["y0"])], [("a", img, None)],
+     [img.mean(axis=(2, 3), keepdims=True)])
+scale, shift, mean, var = rand(2), rand(2), rand(2), rand(2, low=0.5, high=2)
+bn = (img - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5) \
+    * scale[None, :, None, None] + shift[None, :, None, None]
+case("BatchNormalization", [n("BatchNormalization", ["a", "s", "sh", "m", "v"], ["y0"])],
+     [("a", img, None)], [bn.astype(np.float32)],
+     initializers=[("s", scale), ("sh", shift), ("m", mean), ("v", var)], tolerance=(1e-4, 1e-5))
+
+
+def softmax(a, axis):
+    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+T = rand(2, 3, 4)
+case("Softmax_axis1", [n("Softmax", ["a"], ["y0"], axis=1)], [("a", T, None)], [softmax(T, 1)])
+case("Softmax_opset11_last", [n("Softmax", ["a"], ["y0"], axis=2)], [("a", T, None)],
+     [softmax(T, 2)], opset=11)
+case("ReduceMean_keepdims", [n("ReduceMean", ["a"], ["y0"], axes=[1])], [("a", T, None)],
+     [T.mean(axis=1, keepdims=True)])
+case("ReduceSum_axes_input", [n("ReduceSum", ["a", "ax"], ["y0"], keepdims=0)], [("a", T, None)],
+     [T.sum(axis=(0, 2))], initializers=[("ax", np.array([0, 2], np.int64))])
+case("ArgMax", [n("ArgMax", ["a"], ["y0"], axis=2, keepdims=0)], [("a", T, None)],
+     [T.argmax(axis=2)], out_type=TensorProto.INT64)
+case("Reshape_zero_and_infer", [n("Reshape", ["a", "s"], ["y0"])], [("a", T, None)],
+     [T.reshape(2, -1)], initializers=[("s", np.array([0, -1], np.int64))])
+case("Flatten", [n("Flatten", ["a"], ["y0"], axis=2)], [("a", T, None)], [T.reshape(6, 4)])
+case("Transpose", [n("Transpose", ["a"], ["y0"], perm=[2, 0, 1])], [("a", T, None)],
+     [T.transpose(2, 0, 1)])
+case("Unsqueeze_Squeeze", [n("Unsqueeze", ["a", "ax"], ["u"]), n("Squeeze", ["u", "ax"], ["y0"])],
+     [("a", T, None)], [T], initializers=[("ax", np.array([1], np.int64))])
+case("Concat", [n("Concat", ["a", "b"], ["y0"], axis=1)], [("a", T, None), ("b", T, None)],
+     [np.concatenate([T, T], axis=1)])
+case("Split", [n("Split", ["a", "sp"], ["y0", "y1"], axis=2)], [("a", T, None)],
+     [T[..., :1], T[..., 1:]], initializers=[("sp", np.array([1, 3], np.int64))])
+case("Gather", [n("Gather", ["a", "i"], ["y0"], axis=1)], [("a", T, None)],
+     [np.take(T, [2, 0], axis=1)], initializers=[("i", np.array([2, 0], np.int64))])
+case("Slice", [n("Slice", ["a", "st", "en", "ax", "sp"], ["y0"])], [("a", T, None)],
+     [T[:, ::-2, 1:3]],
+     initializers=[("st", np.array([-1, 1], np.int64)), ("en", np.array([-100, 3], np.int64)),
+                   ("ax", np.array([1, 2], np.int64)), ("sp", np.array([-2, 1], np.int64))])
+case("Pad_reflect", [n("Pad", ["a", "p"], ["y0"], mode="reflect")], [("a", T, None)],
+     [np.pad(T, ((0, 0), (1, 1), (2, 0)), mode="reflect")],
+     initializers=[("p", np.array([0, 1, 2, 0, 1, 0], np.int64))])
+e_in = rand(3, 1)
+case("Expand", [n("Expand", ["a", "s"], ["y0"])], [("a", e_in, None)],
+     [e_in * np.ones((2, 3, 4), np.float32)], initializers=[("s", np.array([2, 1, 4], np.int64))])
+case("Where_Greater", [n("Greater", ["a", "b"], ["c"]), n("Where", ["c", "a", "b"], ["y0"])],
+     [("a", x, None), ("b", row, None)], [np.where(x > row, x, row)])
+ln_s, ln_b = rand(4), rand(4)
+mu = T.mean(-1, keepdims=True)
+ln = (T - mu) / np.sqrt(((T - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * ln_s + ln_b
+case("LayerNormalization", [n("LayerNormalization", ["a", "s", "b"], ["y0"])], [("a", T, None)],
+     [ln.astype(np.float32)], initializers=[("s", ln_s), ("b", ln_b)], opset=17, tolerance=(1e-4, 1e-5))
+# Dynamic batch: a named dim becomes a symbol, planned with --dim.
+xb = rand(5, 4)
+case("symbolic_batch", [n("Gemm", ["a", "w", "c"], ["g"], transB=1), n("Relu", ["g"], ["y0"])],
+     [("a", xb, ["N", 4])], [np.maximum(xb @ w.T + b, 0)], initializers=[("w", w), ("c", b)],
+     dims=[("N", 8)])
+# Constant folding of Shape on static shapes.
+case("Shape_Reshape", [n("Shape", ["a"], ["s"]), n("Reshape", ["b", "s"], ["y0"])],
+     [("a", T, None), ("b", T.reshape(4, 6), None)], [T])
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
