@@ -30,6 +30,10 @@ if [ -x "$fuelc" ]; then
     "$fuelc" plan "$g" --dim B=4 --dim T=4 --emit plan-json > "$work/seeds/$name.plan.json" 2>/dev/null || true
   done
 fi
+# ONNX models, for the ONNX importer.
+for script in "$src"/test/lit/onnx/make-*.py; do
+  /usr/bin/python3 "$script" "$work/seeds" >/dev/null 2>&1 || true
+done
 echo "run-fuzzer: $(ls "$work/seeds" | wc -l) seed inputs, ${seconds}s"
 cd "$work"
 # A fixed seed keeps CI runs reproducible (longer runs by hand may vary it).

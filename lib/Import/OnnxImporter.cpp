@@ -174,8 +174,22 @@ std::vector<int64_t> KnownTensor::ints() const {
 //===----------------------------------------------------------------------===//
 
 Importer::Importer(const onnx::ModelProto &model, std::string fileName,
-                   DiagnosticEngine &diag)
-    : model(model), fileName(std::move(fileName)), diag(diag) {}
+                   DiagnosticEngine &diag,
+                   const std::map<std::string, FrozenInput> &frozen)
+    : model(model), fileName(std::move(fileName)), diag(diag), frozen(frozen) {}
+
+void Importer::addKnown(const std::string &name, KnownTensor tensor) {
+  NodeId id = graph.createNode(OpKind::Constant, name);
+  graph.addResults(1);
+  Shape shape;
+  for (int64_t d : tensor.shape)
+    shape.push_back(Dim::fixed(d));
+  graph.setResultType({id, 0}, tensor.dtype, shape);
+  graph.setConstantData(id, ConstantData{FileBuffer::fromBytes(tensor.bytes), 0,
+                                         tensor.bytes.size(), {}});
+  values[name] = {id, 0};
+  known[name] = std::move(tensor);
+}
 
 size_t Importer::numInputs() const { return node->input_size(); }
 
@@ -344,16 +358,19 @@ std::optional<Graph> Importer::run() {
       ++errors;
       continue;
     }
-    NodeId id = graph.createNode(OpKind::Constant, t.name());
-    graph.addResults(1);
-    Shape shape;
-    for (int64_t d : tensor.shape)
-      shape.push_back(Dim::fixed(d));
-    graph.setResultType({id, 0}, tensor.dtype, shape);
-    graph.setConstantData(id, ConstantData{FileBuffer::fromBytes(tensor.bytes), 0,
-                                           tensor.bytes.size(), {}});
-    values[t.name()] = {id, 0};
-    known[t.name()] = std::move(tensor);
+    addKnown(t.name(), std::move(tensor));
+  }
+  for (const auto &[name, value] : frozen) {
+    bool isInput = false;
+    for (const onnx::ValueInfoProto &in : g.input())
+      isInput |= in.name() == name && !values.count(name);
+    if (!isInput) {
+      diag.error(fileLoc, "--freeze names '" + name +
+                              "', which is not a graph input of the model");
+      ++errors;
+      continue;
+    }
+    addKnown(name, KnownTensor{value.dtype, value.shape, value.bytes});
   }
   for (const onnx::ValueInfoProto &in : g.input())
     if (!values.count(in.name()) && !declareInput(in))
@@ -395,7 +412,8 @@ std::optional<Graph> Importer::run() {
 
 std::optional<Graph> fuel::importOnnx(std::string_view bytes,
                                       std::string_view fileName,
-                                      DiagnosticEngine &diag) {
+                                      DiagnosticEngine &diag,
+                                      const std::map<std::string, FrozenInput> &frozen) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -411,7 +429,7 @@ std::optional<Graph> fuel::importOnnx(std::string_view bytes,
     diag.error(std::move(loc), "not a valid ONNX model: it has no graph");
     return std::nullopt;
   }
-  return Importer(model, std::string(fileName), diag).run();
+  return Importer(model, std::string(fileName), diag, frozen).run();
 }
 
 std::string fuel::externalizeConstants(Graph &graph, const std::string &weightsFile) {

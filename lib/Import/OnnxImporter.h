@@ -12,6 +12,7 @@
 #define FUEL_LIB_IMPORT_ONNXIMPORTER_H
 
 #include "fuel/IR/Graph.h"
+#include "fuel/Import/Onnx.h"
 #include "fuel/Support/Diagnostics.h"
 
 #include "onnx.pb.h"
@@ -37,7 +38,8 @@ struct KnownTensor {
 class Importer {
 public:
   Importer(const onnx::ModelProto &model, std::string fileName,
-           DiagnosticEngine &diag);
+           DiagnosticEngine &diag,
+           const std::map<std::string, FrozenInput> &frozen);
   std::optional<Graph> run();
 
   //===--- For the op handlers -------------------------------------------===//
@@ -74,12 +76,14 @@ public:
   bool unsupported(const std::string &why);
 
 private:
-  bool importNode();
   bool declareInput(const onnx::ValueInfoProto &info);
+  /// A named constant known at import (initializers, frozen inputs).
+  void addKnown(const std::string &name, KnownTensor tensor);
 
   const onnx::ModelProto &model;
   std::string fileName;
   DiagnosticEngine &diag;
+  const std::map<std::string, FrozenInput> &frozen;
   const onnx::NodeProto *node = nullptr;
   std::map<std::string, ValueRef> values;
   std::map<std::string, KnownTensor> known;

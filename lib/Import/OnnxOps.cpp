@@ -466,12 +466,46 @@ bool batchNorm(Importer &im) {
   return add.has_value();
 }
 
+/// The optional Mean and InvStdDev outputs: statistics over the normalized
+/// axes, kept as unit axes.
+bool layerNormStatistics(Importer &im, int64_t axis, float eps) {
+  ValueRef x = im.input(0);
+  size_t rank = im.graph.shape(x).size();
+  std::vector<int64_t> axes;
+  for (size_t d = axis < 0 ? axis + rank : axis; d < rank; ++d)
+    axes.push_back(static_cast<int64_t>(d));
+  auto mean = [&](ValueRef v, const std::string &suffix) {
+    return im.add(OpKind::ReduceMean, {v}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Axes, axes);
+      g.addBoolAttr(AttrName::KeepDims, true);
+    }, suffix);
+  };
+  std::optional<NodeId> mu = mean(x, ".mean");
+  std::optional<NodeId> centered = mu ? im.add(OpKind::Sub, {x, {*mu, 0}}, {}, ".centered")
+                                      : std::nullopt;
+  std::optional<NodeId> square = centered
+      ? im.add(OpKind::Mul, {{*centered, 0}, {*centered, 0}}, {}, ".square") : std::nullopt;
+  std::optional<NodeId> var = square ? mean({*square, 0}, ".var") : std::nullopt;
+  std::optional<NodeId> shifted = var
+      ? im.add(OpKind::Add, {{*var, 0}, im.addConstant(scalar(eps, im.graph.dtype(x)), ".eps")},
+               {}, ".shifted") : std::nullopt;
+  std::optional<NodeId> inv = shifted
+      ? im.add(OpKind::Rsqrt, {{*shifted, 0}}, {}, ".invstd") : std::nullopt;
+  if (!inv)
+    return false;
+  im.bind(1, {*mu, 0});
+  im.bind(2, {*inv, 0});
+  return true;
+}
+
 bool layerNorm(Importer &im) {
-  if (im.outputUsed(1) || im.outputUsed(2))
-    return im.unsupported("the Mean and InvStdDev outputs are not supported");
+  int64_t axis = im.attrInt("axis", -1);
+  float eps = im.attrFloat("epsilon", 1e-5f);
+  if ((im.outputUsed(1) || im.outputUsed(2)) && !layerNormStatistics(im, axis, eps))
+    return false;
   return direct(im, OpKind::LayerNorm, [&](Graph &g) {
-    g.addIntAttr(AttrName::Axis, im.attrInt("axis", -1));
-    g.addFloatAttr(AttrName::Eps, im.attrFloat("epsilon", 1e-5f));
+    g.addIntAttr(AttrName::Axis, axis);
+    g.addFloatAttr(AttrName::Eps, eps);
   });
 }
 
@@ -493,8 +527,14 @@ bool shapeOf(Importer &im) {
 }
 
 bool identity(Importer &im) {
-  if (im.current().op_type() == "Dropout" && im.outputUsed(1))
-    return im.unsupported("the mask output is not supported");
+  if (im.current().op_type() == "Dropout") {
+    if (im.outputUsed(1))
+      return im.unsupported("the mask output is not supported");
+    // Inference only: training mode drops values at random.
+    const KnownTensor *training = im.constantInput(2);
+    if (im.hasInput(2) && (!training || training->ints().at(0) != 0))
+      return im.unsupported("training mode (random dropout) is not supported");
+  }
   im.bind(0, im.input(0));
   return true;
 }

@@ -51,3 +51,9 @@ void driver::addCommonOptions(CLI::App *cmd, DriverOptions &options) {
   cmd->add_option("--max-errors", options.maxErrors,
                   "Stop after this many errors (0: no limit)");
 }
+
+void driver::addModelOptions(CLI::App *cmd, DriverOptions &options) {
+  cmd->add_option("--freeze", options.freeze,
+                  "NAME=FILE.npy: import ONNX graph input NAME as this constant "
+                  "(shapes, axes or pads the model takes as inputs; repeatable)");
+}

@@ -24,6 +24,8 @@ enum ExitCode { kSuccess = 0, kInputError = 1, kUsageError = 2, kInternal = 3 };
 struct DriverOptions {
   std::string diagnosticsFormat = "text";
   unsigned maxErrors = 20;
+  /// ONNX graph inputs to import as constants: NAME=FILE.npy.
+  std::vector<std::string> freeze;
 };
 
 /// Planning flags as given on the command line, before validation.
@@ -54,7 +56,10 @@ void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags);
 
 /// Reads a model: an ONNX file (by its .onnx extension) is imported,
 /// anything else is read as fuel.graph JSON.
-std::optional<GraphFile> readModel(const std::string &path, DiagnosticEngine &diag);
+std::optional<GraphFile> readModel(const std::string &path, DiagnosticEngine &diag,
+                                   const DriverOptions &options);
+/// --freeze NAME=FILE.npy (for the subcommands that read a model).
+void addModelOptions(CLI::App *cmd, DriverOptions &options);
 
 int runCheck(const std::string &input, const DriverOptions &options);
 /// `fuelc import model.onnx -o model.json`: the graph, with its constants

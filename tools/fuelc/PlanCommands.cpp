@@ -164,7 +164,7 @@ int loadPlanningInputs(const std::string &input, const PlanFlags &flags,
     return kUsageError;
   in.machine = loadPlanningMachine(flags, diag);
   if (in.machine)
-    in.file = readModel(input, diag);
+    in.file = readModel(input, diag, options);
   if (in.file)
     materializeStridedReshapes(in.file->graph);
   if (in.file)

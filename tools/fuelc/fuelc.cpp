@@ -34,6 +34,7 @@ int runDriver(int argc, char **argv) {
   check->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin)")
       ->required();
   addCommonOptions(check, options);
+  addModelOptions(check, options);
 
   CLI::App *print = app.add_subcommand(
       "print", "Parse and verify a graph, then print its canonical JSON");
@@ -41,6 +42,7 @@ int runDriver(int argc, char **argv) {
       ->required();
   print->add_option("-o,--output", output, "Output file (default: stdout)");
   addCommonOptions(print, options);
+  addModelOptions(print, options);
 
   CLI::App *import = app.add_subcommand(
       "import", "Import an ONNX model as a fuel.graph with a raw weights file "
@@ -48,6 +50,7 @@ int runDriver(int argc, char **argv) {
   import->add_option("model", input, "ONNX model (.onnx)")->required();
   import->add_option("-o,--output", output, "fuel.graph file to write")->required();
   addCommonOptions(import, options);
+  addModelOptions(import, options);
 
   PlanFlags planFlags;
   CLI::App *plan = app.add_subcommand(
@@ -66,6 +69,7 @@ int runDriver(int argc, char **argv) {
                    "(repeatable, in order of preference; the artifact carries "
                    "all, the runtime takes the first whose devices exist)");
   addCommonOptions(plan, options);
+  addModelOptions(plan, options);
 
   std::string explainNode;
   CLI::App *explain = app.add_subcommand(
@@ -74,6 +78,7 @@ int runDriver(int argc, char **argv) {
   addPlanOptions(explain, input, planFlags);
   explain->add_option("--node", explainNode, "Explain only this node");
   addCommonOptions(explain, options);
+  addModelOptions(explain, options);
 
   CLI::App *inspect = app.add_subcommand(
       "inspect", "Validate a .fplan artifact and list its sections");

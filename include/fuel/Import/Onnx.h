@@ -16,14 +16,26 @@
 #include "fuel/IR/Graph.h"
 #include "fuel/Support/Diagnostics.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fuel {
 
+/// A graph input replaced by a constant at import (`--freeze NAME=FILE`):
+/// ahead-of-time compilation needs shapes, axes and pads given as runtime
+/// inputs (a Reshape's shape, a Slice's starts) to be known.
+struct FrozenInput {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
 std::optional<Graph> importOnnx(std::string_view bytes, std::string_view fileName,
-                                DiagnosticEngine &diag);
+                                DiagnosticEngine &diag,
+                                const std::map<std::string, FrozenInput> &frozen = {});
 
 /// Points every constant of `graph` at raw data in a file named
 /// `weightsFile` (relative to the graph) and returns that file's bytes
