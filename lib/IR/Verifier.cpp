@@ -241,6 +241,18 @@ static LogicalResult inferNode(InferenceContext &ctx) {
 
 LogicalResult fuel::inferNodeTypes(Graph &graph, NodeId node,
                                    DiagnosticEngine &diag) {
+  // Inference assumes the structure checks of verifyGraph: arity first.
+  OpKind kind = graph.kind(node);
+  size_t count = graph.operands(node).size();
+  if (count < minOperands(kind) || count > maxOperands(kind)) {
+    SourceLocation loc;
+    loc.node = graph.name(node);
+    diag.error(std::move(loc), std::string(opName(kind)) + " takes " +
+                                   std::to_string(minOperands(kind)) + " to " +
+                                   std::to_string(maxOperands(kind)) +
+                                   " operands, got " + std::to_string(count));
+    return failure();
+  }
   SourceLocator locator;
   InferenceContext ctx(graph, node, diag, locator);
   if (failed(inferNode(ctx)))

@@ -246,10 +246,9 @@ bool Importer::unsupported(const std::string &why) {
   SourceLocation loc;
   loc.file = fileName;
   loc.node = node->output_size() ? node->output(0) : node->name();
-  diag.error(std::move(loc), "ONNX node '" +
-                                 (node->name().empty() ? loc.node : node->name()) +
-                                 "' (" + node->op_type() + ", opset " +
-                                 std::to_string(opset) + "): " + why);
+  std::string label = node->name().empty() ? loc.node : node->name();
+  diag.error(std::move(loc), "ONNX node '" + label + "' (" + node->op_type() +
+                                 ", opset " + std::to_string(opset) + "): " + why);
   ++errors;
   return false;
 }

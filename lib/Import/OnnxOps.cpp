@@ -651,13 +651,29 @@ const std::map<std::string, Handler> &handlers() {
   };
   return table;
 }
+
+/// Inputs an op type requires (1 unless listed): handlers rely on them.
+size_t requiredInputs(const std::string &opType) {
+  static const std::map<std::string, size_t> table = {
+      {"Constant", 0}, {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2}, {"Pow", 2},
+      {"Equal", 2}, {"Less", 2}, {"LessOrEqual", 2}, {"Greater", 2},
+      {"GreaterOrEqual", 2}, {"And", 2}, {"Or", 2}, {"MatMul", 2}, {"Gemm", 2},
+      {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
+      {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
+      {"BatchNormalization", 5}};
+  auto it = table.find(opType);
+  return it == table.end() ? 1 : it->second;
+}
 } // namespace
 
 bool onnximport::importOp(Importer &im) {
   const std::map<std::string, Handler> &table = handlers();
-  auto it = table.find(im.current().op_type());
+  const std::string &opType = im.current().op_type();
+  auto it = table.find(opType);
   if (it == table.end())
-    return im.unsupported("op type '" + im.current().op_type() +
-                          "' has no fuelc equivalent yet");
+    return im.unsupported("op type '" + opType + "' has no fuelc equivalent yet");
+  for (size_t i = 0; i < requiredInputs(opType); ++i)
+    if (!im.hasInput(i))
+      return im.unsupported("input " + std::to_string(i) + " is required");
   return it->second(im);
 }
