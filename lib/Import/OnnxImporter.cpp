@@ -160,12 +160,13 @@ std::vector<double> KnownTensor::reals() const {
 std::vector<int64_t> KnownTensor::ints() const {
   if (dtype == DType::I64) {
     std::vector<int64_t> out(bytes.size() / 8);
-    std::memcpy(out.data(), bytes.data(), bytes.size() & ~size_t(7));
+    if (!out.empty())
+      std::memcpy(out.data(), bytes.data(), out.size() * 8);
     return out;
   }
   std::vector<int64_t> out;
-  for (double v : reals())
-    out.push_back(static_cast<int64_t>(v));
+  for (double v : reals()) // NaN and out-of-range values become 0.
+    out.push_back(v >= -9.2e18 && v <= 9.2e18 ? static_cast<int64_t>(v) : 0);
   return out;
 }
 
@@ -387,7 +388,7 @@ std::optional<Graph> Importer::run() {
             unsupported("input '" + in + "' is not defined before this node");
           missing[in] = true;
         }
-      if (inputsReady && n.output_size() > 0 && importOp(*this))
+      if (inputsReady && n.output_size() > 0 && (foldConstant(*this) || importOp(*this)))
         continue;
     }
     for (const std::string &out : n.output())

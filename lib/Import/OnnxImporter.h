@@ -98,6 +98,10 @@ bool decodeTensor(const onnx::TensorProto &t, KnownTensor &out, std::string &why
 /// Imports the current node of `im` (OnnxOps.cpp); false after reporting.
 bool importOp(Importer &im);
 
+/// Computes the current node's output when it is integer shape arithmetic
+/// over known tensors (OnnxFold.cpp); false to import it as ops instead.
+bool foldConstant(Importer &im);
+
 } // namespace fuel::onnximport
 
 #endif // FUEL_LIB_IMPORT_ONNXIMPORTER_H

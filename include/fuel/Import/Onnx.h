@@ -3,9 +3,11 @@
 // Reads an ONNX ModelProto (opsets 11-17 of the default domain) into a
 // verified fuel Graph: initializers and Constant nodes become constants,
 // graph inputs become inputs (dynamic dims become symbolic dims, named by
-// their dim_param), each ONNX node becomes one or more IR nodes, and shape
+// their dim_param), each ONNX node becomes one or more IR nodes, shape
 // inputs that are constants (Reshape's shape, Slice's starts, ...) are
-// folded into attributes. Every node that cannot be imported is reported,
+// folded into attributes, and exporters' integer shape arithmetic over
+// known tensors (Shape, Gather, Concat, Range, ConstantOfShape, ...) is
+// computed at import. Every node that cannot be imported is reported,
 // naming the node, its op type, the opset and what is missing; nothing is
 // silently approximated.
 //

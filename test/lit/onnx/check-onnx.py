@@ -170,6 +170,19 @@ xb = rand(5, 4)
 case("symbolic_batch", [n("Gemm", ["a", "w", "c"], ["g"], transB=1), n("Relu", ["g"], ["y0"])],
      [("a", xb, ["N", 4])], [np.maximum(xb @ w.T + b, 0)], initializers=[("w", w), ("c", b)],
      dims=[("N", 8)])
+# Exporters' shape arithmetic, folded at import: Shape -> Gather ->
+# Unsqueeze -> Concat feeding a Reshape; Range feeding a Gather.
+case("shape_arithmetic",
+     [n("Shape", ["a"], ["s"]), n("Gather", ["s", "zero"], ["b"]),
+      n("Unsqueeze", ["b", "ax"], ["u"]), n("Concat", ["u", "minus1"], ["c"], axis=0),
+      n("Reshape", ["a", "c"], ["y0"]),
+      n("Range", ["r0", "r4", "r1"], ["idx"]), n("Mul", ["idx", "two"], ["idx2"]),
+      n("Gather", ["a", "idx2"], ["y1"], axis=2)],
+     [("a", T, None)], [T.reshape(2, -1), np.take(T, [0, 2], axis=2)],
+     initializers=[("zero", np.array(0, np.int64)), ("ax", np.array([0], np.int64)),
+                   ("minus1", np.array([-1], np.int64)), ("r0", np.array(0, np.int64)),
+                   ("r4", np.array(2, np.int64)), ("r1", np.array(1, np.int64)),
+                   ("two", np.array(2, np.int64))])
 # Constant folding of Shape on static shapes.
 case("Shape_Reshape", [n("Shape", ["a"], ["s"]), n("Reshape", ["b", "s"], ["y0"])],
      [("a", T, None), ("b", T.reshape(4, 6), None)], [T])

@@ -12,8 +12,11 @@ X = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
 Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
 
 
-def save(name, nodes, opset=13, inits=(), outputs=("y",)):
-    graph = helper.make_graph(nodes, name, [X],
+S = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
+
+
+def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,)):
+    graph = helper.make_graph(nodes, name, list(inputs),
                               [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
                                for o in outputs], list(inits))
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
@@ -23,10 +26,9 @@ def save(name, nodes, opset=13, inits=(), outputs=("y",)):
 n = helper.make_node
 # Three independent problems, and readers of their outputs (not reported).
 save("unsupported", [n("Elu", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
-                     n("Shape", ["x"], ["s0"]), n("Cast", ["s0"], ["s1"], to=TensorProto.INT64),
-                     n("Add", ["s1", "s1"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
+                     n("Add", ["shape", "shape"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
                      n("MaxPool", ["x"], ["m"], kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
-                     n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"))
+                     n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S))
 save("opset", [n("Relu", ["x"], ["y"])], opset=9)
 strings = helper.make_tensor("s", TensorProto.STRING, [1], [b"a"])
 save("dtype", [n("Relu", ["x"], ["y"])], inits=[strings])

@@ -1,0 +1,149 @@
+//===- OnnxFold.cpp - Folding shape arithmetic at import ------------------===//
+//
+// Exporters compute shapes with small integer subgraphs (Shape -> Gather ->
+// Unsqueeze -> Concat -> Reshape, Range, ConstantOfShape). When every input
+// of such a node is known, the importer computes its output here, so the
+// shape reaches the Reshape (or Expand, Slice, ...) as a constant. Only
+// integer tensors of rank <= 1 are folded; anything else is imported as
+// ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+static KnownTensor ints(std::vector<int64_t> values, std::vector<int64_t> shape) {
+  KnownTensor t{DType::I64, std::move(shape), {}};
+  for (int64_t v : values)
+    t.bytes.append(reinterpret_cast<const char *>(&v), 8);
+  return t;
+}
+
+static bool isSmallInt(const KnownTensor &t) {
+  return (t.dtype == DType::I64 || t.dtype == DType::I32) && t.shape.size() <= 1;
+}
+
+/// numpy broadcasting of two rank <= 1 integer tensors.
+static std::optional<KnownTensor> arithmetic(const std::string &op,
+                                             const KnownTensor &a,
+                                             const KnownTensor &b) {
+  std::vector<int64_t> x = a.ints(), y = b.ints(), out;
+  size_t n = std::max(x.size(), y.size());
+  if ((x.size() != n && x.size() != 1) || (y.size() != n && y.size() != 1))
+    return std::nullopt;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t l = x[x.size() == 1 ? 0 : i], r = y[y.size() == 1 ? 0 : i];
+    if (op == "Div" && r == 0)
+      return std::nullopt;
+    out.push_back(op == "Add" ? l + r : op == "Sub" ? l - r : op == "Mul" ? l * r : l / r);
+  }
+  std::vector<int64_t> shape = a.shape.size() >= b.shape.size() ? a.shape : b.shape;
+  if (!shape.empty())
+    shape[0] = static_cast<int64_t>(n);
+  return ints(out, shape);
+}
+
+bool onnximport::foldConstant(Importer &im) {
+  const onnx::NodeProto &node = im.current();
+  const std::string &op = node.op_type();
+  std::vector<const KnownTensor *> in;
+  for (size_t i = 0; i < im.numInputs(); ++i) {
+    if (!im.hasInput(i))
+      continue;
+    const KnownTensor *t = im.constantInput(i);
+    if (!t)
+      return false;
+    in.push_back(t);
+  }
+  if (op == "ConstantOfShape" && in.size() == 1 && isSmallInt(*in[0])) {
+    KnownTensor value{DType::F32, {}, std::string(4, '\0')};
+    std::string why;
+    if (const onnx::AttributeProto *a = im.attr("value"); a && !decodeTensor(a->t(), value, why))
+      return false;
+    std::vector<int64_t> shape = in[0]->ints();
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count = d < 0 || count > (int64_t(1) << 24) ? -1 : count * d;
+    if (count < 0 || value.bytes.empty())
+      return false;
+    KnownTensor out{value.dtype, shape, {}};
+    for (int64_t i = 0; i < count; ++i)
+      out.bytes += value.bytes.substr(0, dtypeByteSize(value.dtype));
+    im.bindConstant(std::move(out));
+    return true;
+  }
+  if (op == "Range" && in.size() == 3) {
+    std::vector<int64_t> start = in[0]->ints(), limit = in[1]->ints(), delta = in[2]->ints();
+    if (start.size() != 1 || limit.size() != 1 || delta.size() != 1 || delta[0] == 0 ||
+        in[0]->dtype != DType::I64)
+      return false;
+    std::vector<int64_t> out;
+    for (int64_t v = start[0]; (delta[0] > 0 ? v < limit[0] : v > limit[0]) && out.size() < 4096;
+         v += delta[0])
+      out.push_back(v);
+    im.bindConstant(ints(out, {static_cast<int64_t>(out.size())}));
+    return true;
+  }
+  for (const KnownTensor *t : in)
+    if (!isSmallInt(*t))
+      return false;
+  std::optional<KnownTensor> out;
+  if ((op == "Identity" || op == "Squeeze" || op == "Unsqueeze" || op == "Reshape" ||
+       op == "Flatten" || op == "Cast") &&
+      !in.empty()) {
+    std::vector<int64_t> values = in[0]->ints();
+    if (op == "Cast" && im.attrInt("to", 0) != onnx::TensorProto::INT64 &&
+        im.attrInt("to", 0) != onnx::TensorProto::INT32)
+      return false;
+    // Rank <= 1 results: a scalar squeezed, anything else a vector.
+    bool scalar = (op == "Squeeze" && values.size() == 1) ||
+                  (op != "Unsqueeze" && op != "Reshape" && op != "Flatten" &&
+                   in[0]->shape.empty());
+    if (op == "Reshape" || op == "Flatten" || (op == "Unsqueeze" && !in[0]->shape.empty()))
+      return false; // Rank changes beyond 1: leave them to the ops.
+    out = ints(values, scalar ? std::vector<int64_t>{}
+                              : std::vector<int64_t>{static_cast<int64_t>(values.size())});
+  } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && in.size() == 2) {
+    out = arithmetic(op, *in[0], *in[1]);
+  } else if (op == "Concat" && !in.empty()) {
+    std::vector<int64_t> all;
+    for (const KnownTensor *t : in) {
+      if (t->shape.size() != 1)
+        return false;
+      std::vector<int64_t> v = t->ints();
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    out = ints(all, {static_cast<int64_t>(all.size())});
+  } else if (op == "Gather" && in.size() == 2 && in[0]->shape.size() == 1 &&
+             im.attrInt("axis", 0) == 0) {
+    std::vector<int64_t> data = in[0]->ints(), index = in[1]->ints(), picked;
+    for (int64_t i : index) {
+      int64_t at = i < 0 ? i + static_cast<int64_t>(data.size()) : i;
+      if (at < 0 || at >= static_cast<int64_t>(data.size()))
+        return false;
+      picked.push_back(data[at]);
+    }
+    out = ints(picked, in[1]->shape.empty()
+                           ? std::vector<int64_t>{}
+                           : std::vector<int64_t>{static_cast<int64_t>(picked.size())});
+  }
+  if (!out)
+    return false;
+  // i32 results: a cast to it, or arithmetic that keeps its input's width.
+  bool narrow = op == "Cast" ? im.attrInt("to", 0) == onnx::TensorProto::INT32
+                             : in[0]->dtype == DType::I32;
+  if (narrow) {
+    std::vector<int64_t> v = out->ints();
+    out->dtype = DType::I32;
+    out->bytes.clear();
+    for (int64_t x : v) {
+      int32_t narrow = static_cast<int32_t>(x);
+      out->bytes.append(reinterpret_cast<const char *>(&narrow), 4);
+    }
+  }
+  im.bindConstant(std::move(*out));
+  return true;
+}
