@@ -21,16 +21,22 @@ using namespace fuel::onnximport;
 namespace {
 using Handler = bool (*)(Importer &);
 
+/// `kind` over `operands`, bound to the node's output 0.
+bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
+          const std::function<void(Graph &)> &attrs = {}) {
+  std::optional<NodeId> n = im.add(kind, operands, attrs);
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
 /// One IR op over all of the node's inputs, bound to its output 0.
 bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {}) {
   std::vector<ValueRef> operands;
   for (size_t i = 0; i < im.numInputs(); ++i)
     if (im.hasInput(i))
       operands.push_back(im.input(i));
-  std::optional<NodeId> n = im.add(kind, operands, attrs);
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
+  return emit(im, kind, operands, attrs);
 }
 
 KnownTensor scalar(double value, DType dtype) {
@@ -138,14 +144,11 @@ bool reduce(Importer &im, OpKind kind) {
     im.bind(0, im.input(0));
     return true;
   }
-  std::optional<NodeId> n = im.add(kind, {im.input(0)}, [&](Graph &g) {
+  return emit(im, kind, {im.input(0)}, [&](Graph &g) {
     if (!axes->empty())
       g.addIntsAttr(AttrName::Axes, *axes);
     g.addBoolAttr(AttrName::KeepDims, keep);
   });
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
 }
 
 bool argReduce(Importer &im, OpKind kind) {
@@ -171,11 +174,8 @@ bool softmax(Importer &im, OpKind kind) {
 }
 
 bool reshapeTo(Importer &im, ValueRef x, std::vector<Dim> target) {
-  std::optional<NodeId> n = im.add(OpKind::Reshape, {x},
+  return emit(im, OpKind::Reshape, {x},
                                    [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, target); });
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
 }
 
 bool reshape(Importer &im) {
@@ -225,13 +225,10 @@ bool squeezeLike(Importer &im, OpKind kind) {
   std::optional<std::vector<int64_t>> axes = axesOf(im, 1);
   if (!axes)
     return false;
-  std::optional<NodeId> n = im.add(kind, {im.input(0)}, [&](Graph &g) {
+  return emit(im, kind, {im.input(0)}, [&](Graph &g) {
     if (!axes->empty())
       g.addIntsAttr(AttrName::Axes, *axes);
   });
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
 }
 
 bool slice(Importer &im) {
@@ -252,7 +249,7 @@ bool slice(Importer &im) {
       return false;
     steps = t->ints();
   }
-  std::optional<NodeId> n = im.add(OpKind::Slice, {im.input(0)}, [&](Graph &g) {
+  return emit(im, OpKind::Slice, {im.input(0)}, [&](Graph &g) {
     g.addIntsAttr(AttrName::Starts, starts->ints());
     g.addIntsAttr(AttrName::Ends, ends->ints());
     if (!axes.empty())
@@ -260,9 +257,6 @@ bool slice(Importer &im) {
     if (!steps.empty())
       g.addIntsAttr(AttrName::Steps, steps);
   });
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
 }
 
 bool split(Importer &im) {
@@ -306,15 +300,12 @@ bool pad(Importer &im) {
   std::string mode = im.attrString("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     return im.unsupported("mode '" + mode + "' is not supported");
-  std::optional<NodeId> n = im.add(OpKind::Pad, {im.input(0)}, [&](Graph &g) {
+  return emit(im, OpKind::Pad, {im.input(0)}, [&](Graph &g) {
     g.addIntsAttr(AttrName::Pads, p);
     g.addStringAttr(AttrName::Mode, mode);
     if (mode == "constant")
       g.addFloatAttr(AttrName::Value, value);
   });
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
 }
 
 bool expand(Importer &im) {
@@ -324,11 +315,8 @@ bool expand(Importer &im) {
   std::vector<Dim> dims;
   for (int64_t v : shape->ints())
     dims.push_back(Dim::fixed(v));
-  std::optional<NodeId> n = im.add(OpKind::Expand, {im.input(0)},
+  return emit(im, OpKind::Expand, {im.input(0)},
                                    [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
 }
 
 bool constant(Importer &im) {
@@ -408,15 +396,12 @@ bool clip(Importer &im) {
     im.bind(0, im.input(0));
     return true;
   }
-  std::optional<NodeId> n = im.add(OpKind::Clamp, {im.input(0)}, [&](Graph &g) {
+  return emit(im, OpKind::Clamp, {im.input(0)}, [&](Graph &g) {
     if (!std::isinf(lo))
       g.addFloatAttr(AttrName::MinValue, lo);
     if (!std::isinf(hi))
       g.addFloatAttr(AttrName::MaxValue, hi);
   });
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
 }
 
 bool cast(Importer &im) {
@@ -549,10 +534,7 @@ bool leakyRelu(Importer &im) {
       OpKind::Mul, {im.input(0), im.addConstant(scalar(alpha, t), ".alpha")}, {}, ".scaled");
   if (!scaled)
     return false;
-  std::optional<NodeId> n = im.add(OpKind::Max, {im.input(0), {*scaled, 0}});
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
+  return emit(im, OpKind::Max, {im.input(0), {*scaled, 0}});
 }
 
 bool globalPool(Importer &im, OpKind kind) {
