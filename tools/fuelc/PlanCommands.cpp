@@ -340,7 +340,7 @@ int driver::runTargets(const std::string &printName) {
 }
 
 void driver::addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags) {
-  cmd->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin)")
+  cmd->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin) or ONNX model (.onnx)")
       ->required();
   cmd->add_option("--machine", flags.machine,
                   "Built-in machine (see `fuelc targets`) or fuel.machine file")

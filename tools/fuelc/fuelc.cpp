@@ -31,14 +31,14 @@ int runDriver(int argc, char **argv) {
 
   CLI::App *check = app.add_subcommand(
       "check", "Parse and verify a graph, then print a summary of it");
-  check->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin)")
+  check->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin) or ONNX model (.onnx)")
       ->required();
   addCommonOptions(check, options);
   addModelOptions(check, options);
 
   CLI::App *print = app.add_subcommand(
       "print", "Parse and verify a graph, then print its canonical JSON");
-  print->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin)")
+  print->add_option("graph", input, "Graph file (fuel.graph JSON, - for stdin) or ONNX model (.onnx)")
       ->required();
   print->add_option("-o,--output", output, "Output file (default: stdout)");
   addCommonOptions(print, options);
