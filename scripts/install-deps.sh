@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev catch2
   # SPIR-V / Vulkan (lavapipe runs compute shaders on the CPU).
   spirv-tools glslc libshaderc-dev libvulkan-dev mesa-vulkan-drivers vulkan-tools
+  vulkan-validationlayers
   # ONNX import.
   libprotobuf-dev protobuf-compiler python3-onnx
   # Fuzzing: clang with libFuzzer and the sanitizer runtimes.

@@ -75,6 +75,48 @@ static double highest(DType t) {
   }
 }
 
+double codegen::reductionIdentity(OpKind kind, DType t) {
+  switch (kind) {
+  case OpKind::ReduceProd:
+    return 1;
+  case OpKind::ReduceMax:
+    return lowest(t);
+  case OpKind::ReduceMin:
+    return highest(t);
+  default:
+    return 0;
+  }
+}
+
+std::string codegen::combineReduction(KernelEmitter &e, OpKind kind, DType in,
+                                      const std::string &acc,
+                                      const std::string &v,
+                                      const std::string &fastmath) {
+  bool fp = isFloat(in), u = in == DType::U8;
+  std::string ctype = computeType(in);
+  auto bin = [&](const char *f, const char *i) {
+    return e.op(std::string(fp ? f : i) + " " + acc + ", " + v +
+                    (fp ? fastmath : ""),
+                ctype);
+  };
+  switch (kind) {
+  case OpKind::ReduceProd:
+    return bin("arith.mulf", "arith.muli");
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin: {
+    bool mx = kind == OpKind::ReduceMax;
+    // std::max(acc, v) keeps acc unless acc < v (NaN never wins).
+    std::string pred = fp ? "olt" : (u ? "ult" : "slt");
+    std::string c = e.op(std::string(fp ? "arith.cmpf " : "arith.cmpi ") + pred +
+                             ", " + (mx ? acc : v) + ", " + (mx ? v : acc),
+                         ctype);
+    return e.op("arith.select " + c + ", " + v + ", " + acc, ctype);
+  }
+  default:
+    return bin("arith.addf", "arith.addi");
+  }
+}
+
 LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
                                      std::string &) {
   const Graph &graph = e.graph;
@@ -139,41 +181,12 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
   std::string acc = e.argName(y), accType = e.argType(y);
   if (wide)
     acc = e.scratch(outShape, ctype, accType);
-  double init = kind == OpKind::ReduceProd  ? 1
-                : kind == OpKind::ReduceMax ? lowest(in)
-                : kind == OpKind::ReduceMin ? highest(in)
-                                            : 0;
-  e.fill(acc, accType, ctype, scalarLiteral(init, ctype));
-  bool u = in == DType::U8;
+  e.fill(acc, accType, ctype, scalarLiteral(reductionIdentity(kind, in), ctype));
   e.generic(rank, reduced, {e.operand(x, identityMap(rank))},
             {{acc, accType, outMap, ctype}},
             [&](const std::vector<std::string> &a) {
-              std::string v = e.toCompute(a[0], in), s = a[1];
-              auto bin = [&](const char *f, const char *i) {
-                return e.op(std::string(fp ? f : i) + " " + s + ", " + v +
-                                (fp ? kReassoc : ""),
-                            ctype);
-              };
-              std::string r;
-              switch (kind) {
-              case OpKind::ReduceProd:
-                r = bin("arith.mulf", "arith.muli");
-                break;
-              case OpKind::ReduceMax:
-              case OpKind::ReduceMin: {
-                bool mx = kind == OpKind::ReduceMax;
-                // std::max(s, v) keeps s unless s < v (NaN never wins).
-                std::string pred = fp ? "olt" : (u ? "ult" : "slt");
-                std::string c = e.op(std::string(fp ? "arith.cmpf " : "arith.cmpi ") +
-                                         pred + ", " + (mx ? s : v) + ", " + (mx ? v : s),
-                                     ctype);
-                r = e.op("arith.select " + c + ", " + v + ", " + s, ctype);
-                break;
-              }
-              default:
-                r = bin("arith.addf", "arith.addi");
-              }
-              return std::vector<std::string>{r};
+              return std::vector<std::string>{combineReduction(
+                  e, kind, in, a[1], e.toCompute(a[0], in), kReassoc)};
             });
   if (!wide && kind != OpKind::ReduceMean)
     return success();

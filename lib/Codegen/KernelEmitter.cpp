@@ -381,6 +381,14 @@ std::string KernelEmitter::toStorage(const std::string &v, DType t) {
   return v;
 }
 
+void KernelEmitter::takeFunction(std::string &constants, std::string &body) {
+  constants = prologue.str();
+  body = text.str();
+  prologue.str("");
+  text.str("");
+  indexConstants.clear();
+}
+
 void KernelEmitter::alias(ValueRef value, ValueRef arg) {
   argIndex[value] = argIndex.at(arg);
 }

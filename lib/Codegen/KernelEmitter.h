@@ -62,6 +62,10 @@ public:
   /// Appends the kernel's func.func to `out`; on failure `error` says which
   /// node or pattern the backend cannot generate.
   LogicalResult emit(std::string &out, std::string &error);
+  /// Hands over the function written so far (its constants, then its body)
+  /// and starts an empty one: other function forms (gpu.func) use the
+  /// scalar helpers below.
+  void takeFunction(std::string &constants, std::string &body);
 
   //===--- Used by the per-family emitters --------------------------------===//
   const Graph &graph;
@@ -147,6 +151,14 @@ LogicalResult emitContraction(KernelEmitter &e, NodeId node,
                               std::string &error);
 LogicalResult emitWindowed(KernelEmitter &e, NodeId node, std::string &error);
 LogicalResult emitMovement(KernelEmitter &e, NodeId node, std::string &error);
+
+/// The identity a reduce_* of `kind` over `t` starts from, and one step of
+/// it: `acc` combined with the next compute-typed element `v` (`fastmath`
+/// is appended to float ops).
+double reductionIdentity(OpKind kind, DType t);
+std::string combineReduction(KernelEmitter &e, OpKind kind, DType t,
+                             const std::string &acc, const std::string &v,
+                             const std::string &fastmath);
 
 /// The scalar computation of an elementwise node on compute-typed operands.
 std::string emitScalarOp(KernelEmitter &e, NodeId node,

@@ -1,6 +1,5 @@
 //===- X86Backend.cpp - MLIR -> LLVM -> x86-64 shared object --------------===//
 //
-// The only translation unit of fuelc that includes MLIR and LLVM headers.
 //   1. parse the kernel module; lower linalg to loops; replace f32
 //      transcendental math with polynomial approximations (vectorizable);
 //      lower everything to the LLVM dialect (memref descriptor ABI, plus a
@@ -14,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuel/Codegen/X86Codegen.h"
+
+#include "ApproximateMath.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -56,28 +57,12 @@
 
 using namespace fuel;
 
-namespace {
-/// Replaces f32 math (exp, log, tanh, erf, sin, cos, ...) with the
-/// polynomial approximations of the math dialect: plain arithmetic that the
-/// loop vectorizer handles, unlike libm calls.
-struct ApproximateMathPass
-    : mlir::PassWrapper<ApproximateMathPass,
-                        mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
-  void runOnOperation() override {
-    mlir::RewritePatternSet patterns(&getContext());
-    mlir::populateMathPolynomialApproximationPatterns(patterns);
-    if (failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
-  }
-};
-} // namespace
 
 static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
                                         std::string &error) {
   mlir::PassManager pm(module->getContext());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createConvertLinalgToLoopsPass());
-  pm.addPass(std::make_unique<ApproximateMathPass>());
+  pm.addPass(codegen::createApproximateMathPass());
   // bf16 conversions as integer arithmetic: no soft-float runtime needed.
   mlir::arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;

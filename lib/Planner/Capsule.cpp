@@ -32,6 +32,28 @@ bool fuel::isKernelOp(OpKind kind) {
   return kind != OpKind::Input && kind != OpKind::Constant && !isViewOp(kind);
 }
 
+bool fuel::isGpuCodegenOp(OpKind kind) {
+  if (isElementwiseOp(kind))
+    return true;
+  switch (kind) {
+  case OpKind::MatMul:
+  case OpKind::Linear:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+  case OpKind::Contiguous:
+    return true;
+  default:
+    return false;
+  }
+}
+
 void CapsuleRegistry::add(Capsule capsule) {
   byOp[static_cast<unsigned>(capsule.op)].push_back(
       static_cast<uint32_t>(capsules.size()));
@@ -93,21 +115,21 @@ CapsuleRegistry CapsuleRegistry::builtin() {
     ShapePredicate predicate;
     double efficiency;
   };
-  // SPIR-V kernels use 32-bit indexing and the dtypes every Vulkan 1.3
-  // compute device supports; PTX and x86 cover every dtype.
+  // SPIR-V kernels use 32-bit indexing; their dtypes are those every
+  // Vulkan compute device stores (f32, i32); PTX and x86 cover every dtype.
   const Backend backends[] = {
       {DeviceKind::CPU, "x86", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
        false, true, {}, 0.6},
       {DeviceKind::CUDA, "ptx", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
        true, true, {}, 0.6},
-      {DeviceKind::Vulkan, "spirv", maskOf({F32, F16, I8, I32, U8, Bool}), true,
-       false, {8, (int64_t(1) << 31) - 1}, 0.4},
+      {DeviceKind::Vulkan, "spirv", maskOf({F32, I32}), true, true,
+       {8, (int64_t(1) << 31) - 1}, 0.4},
   };
   CapsuleRegistry registry;
   for (const Backend &b : backends) {
     for (unsigned k = 0; k < kNumOpKinds; ++k) {
       OpKind op = static_cast<OpKind>(k);
-      if (!isKernelOp(op))
+      if (!isKernelOp(op) || (b.kind != DeviceKind::CPU && !isGpuCodegenOp(op)))
         continue;
       Capsule c;
       c.id = "codegen." + std::string(b.name) + "." + std::string(opName(op));

@@ -5,6 +5,13 @@
 // and launches them. Launches may be asynchronous: `wait` is the completion
 // point a later step on another device, or the host, waits on.
 //
+// Device memory is addressed like host memory: the arena and the constants
+// a device's kernels read get a range of addresses (arenaBase() and
+// importConstants), which descriptors carry. For a device whose memory the
+// host cannot address (a GPU), the range is reserved but inaccessible, and
+// only the backend turns its addresses into buffers; the host moves data
+// with upload and download.
+//
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_RUNTIME_BACKEND_H
 #define FUEL_LIB_RUNTIME_BACKEND_H
@@ -12,6 +19,7 @@
 #include "Program.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +31,8 @@ namespace fuel::runtime {
 /// words; see Transforms/KernelSpec.h). Offsets are folded into the aligned
 /// pointer, so the offset word is always 0.
 struct KernelCall {
+  /// The kernel's index in the program, and its entry point.
+  size_t kernel = 0;
   void *entry = nullptr;
   std::vector<std::vector<int64_t>> descriptors;
   /// Values of the symbols the kernel reads (the last descriptor's data).
@@ -52,14 +62,44 @@ public:
   virtual LogicalResult allocateArena(uint64_t bytes, std::string &error) = 0;
   /// Base address of the arena as kernels see it.
   virtual char *arenaBase() = 0;
-  /// Loads the kernel binary of this device.
+  /// Whether the host can read and write the device's addresses directly.
+  virtual bool isHostMemory() const { return true; }
+  /// Makes constants (host bytes) readable by the device's kernels and
+  /// gives their device addresses.
+  virtual LogicalResult importConstants(const std::vector<std::string_view> &data,
+                                        std::vector<char *> &addresses,
+                                        std::string &error) {
+    for (std::string_view d : data)
+      addresses.push_back(const_cast<char *>(d.data()));
+    return success();
+  }
+  /// Loads the kernel binary of this device for the kernels of `program`
+  /// placed on it (device index `device`).
   virtual LogicalResult loadKernels(std::string_view binary,
+                                    const Program &program, unsigned device,
                                     std::string &error) = 0;
   /// The entry point of `symbol`, or nullptr when the binary lacks it.
   virtual void *findKernel(const std::string &symbol) = 0;
+  /// Prepares `call` for launches (runs on the runtime's binding thread,
+  /// while earlier kernels execute).
+  virtual void prepare(KernelCall &call) {}
   virtual void launch(KernelCall &call) = 0;
+  /// Copies host bytes to device address `to`, in order with launches.
+  virtual void upload(char *to, const char *from, size_t bytes) {
+    std::memcpy(to, from, bytes);
+  }
+  /// Copies from device address `from` to the host once every launch so far
+  /// has written it.
+  virtual void download(char *to, const char *from, size_t bytes) {
+    std::memcpy(to, from, bytes);
+  }
   /// Blocks until every launch so far has completed.
   virtual void wait() = 0;
+  /// What the backend runs on, for the route report (e.g. the GPU's name).
+  virtual std::string describe() const { return ""; }
+  /// The first failure of asynchronous work (launches, copies); the backend
+  /// does nothing more after one.
+  virtual std::string error() { return ""; }
 };
 
 /// The backend for `device`, or nullptr with the reason it is unavailable
@@ -67,6 +107,10 @@ public:
 /// missing CPU features).
 std::unique_ptr<Backend> createBackend(const DeviceInfo &device,
                                        unsigned threads, std::string &why);
+std::unique_ptr<Backend> createCpuBackend(const DeviceInfo &device,
+                                          unsigned threads, std::string &why);
+std::unique_ptr<Backend> createVulkanBackend(const DeviceInfo &device,
+                                             std::string &why);
 
 } // namespace fuel::runtime
 

@@ -52,8 +52,8 @@ public:
 
   char *arenaBase() override { return arena; }
 
-  LogicalResult loadKernels(std::string_view binary,
-                            std::string &error) override {
+  LogicalResult loadKernels(std::string_view binary, const Program &,
+                            unsigned, std::string &error) override {
     int fd = memfd_create("fuel-kernels", MFD_CLOEXEC);
     if (fd < 0) {
       error = std::string("memfd_create failed: ") + std::strerror(errno);
@@ -117,28 +117,16 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Backend> runtime::createBackend(const DeviceInfo &device,
-                                                unsigned threads,
-                                                std::string &why) {
-  switch (device.kind) {
-  case DeviceKind::CPU: {
-    std::vector<std::string> missing = missingCpuFeatures(device.cpuFeatures);
-    if (!missing.empty()) {
-      why = "this CPU lacks";
-      for (const std::string &f : missing)
-        why += " " + f;
-      why += ", which kernels built for " + device.target + " need";
-      return nullptr;
-    }
-    return std::make_unique<CpuBackend>(threads);
-  }
-  case DeviceKind::Vulkan:
-    why = "this runtime has no Vulkan backend yet";
-    return nullptr;
-  case DeviceKind::CUDA:
-    why = "this runtime has no CUDA backend yet";
+std::unique_ptr<Backend> runtime::createCpuBackend(const DeviceInfo &device,
+                                                   unsigned threads,
+                                                   std::string &why) {
+  std::vector<std::string> missing = missingCpuFeatures(device.cpuFeatures);
+  if (!missing.empty()) {
+    why = "this CPU lacks";
+    for (const std::string &f : missing)
+      why += " " + f;
+    why += ", which kernels built for " + device.target + " need";
     return nullptr;
   }
-  why = "unknown device kind";
-  return nullptr;
+  return std::make_unique<CpuBackend>(threads);
 }

@@ -38,6 +38,7 @@ struct KernelArgInfo {
   bool isResult = false;
   int splitAxis = -1;
   bool contiguous = true;
+  unsigned rank = 0;
 };
 
 struct KernelInfo {

@@ -151,6 +151,7 @@ void PlanReader::read(const json &j, Program &p) {
       KernelArgInfo arg{binding(a, numBuffers), a.at("result"),
                         a.at("split_axis"), a.at("contiguous")};
       int rank = static_cast<int>(graph.shape(arg.binding.value).size());
+      arg.rank = static_cast<unsigned>(rank);
       if (arg.splitAxis < -1 || arg.splitAxis >= rank)
         fail("kernel '" + info.symbol + "' splits an argument on a missing axis");
       if (arg.isResult && !arg.binding.buffer)

@@ -40,6 +40,9 @@ struct Session::Impl {
   // CPU, which each run points at the caller's tensors.
   std::vector<char *> bufferBase;
   std::vector<bool> isInputBuffer;
+  // Constants read by kernels on devices whose memory the host cannot
+  // address: their device copies, by device and constant node.
+  std::vector<std::map<NodeId, char *>> deviceConstants;
   // Kernel calls for the current symbol values, prepared by the binder
   // thread for the planned values and rebuilt when a run binds others.
   std::vector<KernelCall> calls;
@@ -68,7 +71,11 @@ struct Session::Impl {
                             DiagnosticEngine &diag);
   LogicalResult prepareDevices(const std::map<std::string, std::string> &sections,
                                DiagnosticEngine &diag);
-  char *baseOf(const Binding &b);
+  char *baseOf(const Binding &b, unsigned device = 0);
+  LogicalResult importConstants(DiagnosticEngine &diag);
+  bool onHost(size_t buffer) const {
+    return backends[program.buffers[buffer].device]->isHostMemory();
+  }
   KernelCall buildCall(size_t k);
   void startBinding();
   LogicalResult bindSymbols(const std::map<std::string, Tensor> &inputs,
@@ -138,6 +145,9 @@ LogicalResult Session::Impl::chooseRoute(const std::vector<Route> &routes,
       continue;
     }
     report += line + ": chosen\n";
+    for (size_t d = 0; d < candidate.size(); ++d)
+      if (candidate[d] && !candidate[d]->describe().empty())
+        report += "  " + devices[d].id + ": " + candidate[d]->describe() + "\n";
     backends = std::move(candidate);
     std::optional<std::string_view> plan = view->section(route.planSection);
     std::string why;
@@ -175,7 +185,7 @@ LogicalResult Session::Impl::prepareDevices(
                              std::string(backendName) +
                              " kernels for this route (fuelc had no code "
                              "generator for this device)");
-    if (failed(backends[d]->loadKernels(*binary, why)))
+    if (failed(backends[d]->loadKernels(*binary, program, d, why)))
       return error(diag, device.id + ": " + why);
   }
   // Fail fast: every kernel resolves on its device before anything runs.
@@ -191,6 +201,8 @@ LogicalResult Session::Impl::prepareDevices(
   for (const BufferInfo &b : program.buffers)
     bufferBase.push_back(backends[b.device] ? backends[b.device]->arenaBase() + b.offset
                                             : nullptr);
+  if (failed(importConstants(diag)))
+    return failure();
   isInputBuffer.assign(program.buffers.size(), false);
   for (const Binding &b : program.inputs) {
     if (!b.buffer)
@@ -201,23 +213,52 @@ LogicalResult Session::Impl::prepareDevices(
   return success();
 }
 
-char *Session::Impl::baseOf(const Binding &b) {
+LogicalResult Session::Impl::importConstants(DiagnosticEngine &diag) {
+  deviceConstants.resize(backends.size());
+  for (unsigned d = 0; d < backends.size(); ++d) {
+    if (!backends[d] || backends[d]->isHostMemory())
+      continue;
+    std::vector<NodeId> nodes;
+    for (const KernelInfo &k : program.kernels)
+      for (const KernelArgInfo &arg : k.args)
+        if (k.device == d && !arg.binding.buffer)
+          nodes.push_back(bufferRoot(*graph, arg.binding.value).node);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    std::vector<std::string_view> data;
+    for (NodeId n : nodes)
+      data.push_back(graph->constantData(n)->bytes());
+    std::vector<char *> addresses;
+    std::string why;
+    if (failed(backends[d]->importConstants(data, addresses, why)))
+      return error(diag, program.devices[d].id + ": " + why);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      deviceConstants[d][nodes[i]] = addresses[i];
+  }
+  return success();
+}
+
+char *Session::Impl::baseOf(const Binding &b, unsigned device) {
   if (b.buffer)
     return bufferBase[*b.buffer];
   ValueRef root = bufferRoot(*graph, b.value);
+  if (device < deviceConstants.size())
+    if (auto it = deviceConstants[device].find(root.node); it != deviceConstants[device].end())
+      return it->second;
   return const_cast<char *>(graph->constantData(root.node)->bytes().data());
 }
 
 KernelCall Session::Impl::buildCall(size_t k) {
   const KernelInfo &info = program.kernels[k];
   KernelCall call;
+  call.kernel = k;
   call.entry = entries[k];
   for (const KernelArgInfo &arg : info.args) {
     Layout layout = valueLayout(*graph, arg.binding.value, symbolValues);
     // The element offset goes into the aligned pointer: a contiguous memref
     // type has a static offset of 0 and ignores the descriptor's.
     int64_t width = dtypeByteSize(graph->dtype(arg.binding.value));
-    int64_t base = reinterpret_cast<int64_t>(baseOf(arg.binding));
+    int64_t base = reinterpret_cast<int64_t>(baseOf(arg.binding, info.device));
     std::vector<int64_t> d{base, base + layout.offset * width, 0};
     if (arg.binding.buffer && isInputBuffer[*arg.binding.buffer])
       call.rebinds.push_back({static_cast<unsigned>(call.descriptors.size()),
@@ -245,6 +286,7 @@ KernelCall Session::Impl::buildCall(size_t k) {
     int64_t base = reinterpret_cast<int64_t>(call.symbolValues.data());
     call.descriptors.back()[0] = call.descriptors.back()[1] = base;
   }
+  backends[info.device]->prepare(call);
   return call;
 }
 
@@ -363,8 +405,16 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &in
 }
 
 void Session::Impl::copy(const CopyInfo &c) {
-  std::memcpy(bufferBase[c.target], bufferBase[c.source],
-              std::min(program.buffers[c.source].size, program.buffers[c.target].size));
+  size_t bytes = std::min(program.buffers[c.source].size, program.buffers[c.target].size);
+  Backend &from = *backends[c.from], &to = *backends[c.to];
+  if (!to.isHostMemory()) {
+    from.wait(); // The source's writes are done before the host reads them.
+    to.upload(bufferBase[c.target], bufferBase[c.source], bytes);
+  } else if (!from.isHostMemory()) {
+    from.download(bufferBase[c.target], bufferBase[c.source], bytes);
+  } else {
+    std::memcpy(bufferBase[c.target], bufferBase[c.source], bytes);
+  }
 }
 
 void Session::Impl::execute() {
@@ -410,6 +460,13 @@ void Session::Impl::readOutput(const Binding &b, Tensor &t) {
   int64_t count = layout.numElements();
   t.data.resize(static_cast<size_t>(count) * width);
   const char *base = baseOf(b);
+  std::vector<char> staged;
+  if (b.buffer && !onHost(*b.buffer)) { // Fetch the whole buffer first.
+    staged.resize(program.buffers[*b.buffer].size);
+    backends[program.buffers[*b.buffer].device]->download(staged.data(), base,
+                                                          staged.size());
+    base = staged.data();
+  }
   if (layout.isContiguous()) {
     std::memcpy(t.data.data(), base + layout.offset * width, t.data.size());
     return;
@@ -471,9 +528,17 @@ LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
       impl->bufferBase[*b.buffer] = const_cast<char *>(t.data.data());
       continue;
     }
-    std::memcpy(impl->baseOf(b), t.data.data(), t.data.size());
+    if (impl->onHost(*b.buffer))
+      std::memcpy(impl->baseOf(b), t.data.data(), t.data.size());
+    else
+      impl->backends[impl->program.buffers[*b.buffer].device]->upload(
+          impl->baseOf(b), t.data.data(), t.data.size());
   }
   impl->execute();
+  for (size_t d = 0; d < impl->backends.size(); ++d)
+    if (impl->backends[d] && !impl->backends[d]->error().empty())
+      return impl->error(diag, impl->program.devices[d].id + ": " +
+                                   impl->backends[d]->error());
   // Output tensors of a previous run are reused: fresh memory costs page
   // faults on every run.
   outputs.resize(impl->program.outputs.size());

@@ -213,9 +213,9 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
   std::vector<RouteCode> code(routes.size());
   for (size_t r = 0; r < routes.size() && wantsCode; ++r) {
     std::string error;
-    if (failed(generateRouteCode(file->graph, routes[r].plan,
-                                 FUEL_X86_KERNEL_LIBRARY, flags.emit == "asm",
-                                 code[r], error))) {
+    KernelLibraries libraries{FUEL_X86_KERNEL_LIBRARY, FUEL_SPIRV_KERNEL_DIR};
+    if (failed(generateRouteCode(file->graph, routes[r].plan, libraries,
+                                 flags.emit == "asm", code[r], error))) {
       diag.error({}, "code generation failed: " + error);
       return finishWithErrors(diag, options);
     }

@@ -1,9 +1,9 @@
 //===- PlanCodegen.h - Generating the kernels of a plan ---------*- C++ -*-===//
 //
 // Hands each kernel of a planned route to the code generator of its
-// device's backend. Backends without a code generator yet leave their
-// kernels out; the runtime then refuses such a route at load (fail-fast),
-// naming the kernel.
+// device's backend: x86-64 for CPUs, SPIR-V for Vulkan devices. Backends
+// without a code generator yet (CUDA) leave their kernels out; the runtime
+// then refuses such a route at load (fail-fast), naming the kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_CODEGEN_PLANCODEGEN_H
@@ -17,19 +17,29 @@
 
 namespace fuel {
 
+/// Where the library kernels (kernels/) were built.
+struct KernelLibraries {
+  /// The archive of x86 library kernels generated kernels may call.
+  std::string x86Archive;
+  /// The directory of the Vulkan library kernels' SPIR-V (`<symbol>.spv`).
+  std::string spirvDir;
+};
+
 struct RouteCode {
-  /// Kernel binaries by backend name (`x86`: an ELF shared object).
+  /// Kernel sections by backend name (`x86`: an ELF shared object,
+  /// `spirv`: the fuel.spirv-kernels section).
   std::map<std::string, std::string> binaries;
-  /// The MLIR module and the assembly of the x86 kernels (for --emit).
+  /// The MLIR of the x86 kernels then of the GPU kernels, and the assembly
+  /// of the x86 kernels (for --emit).
   std::string mlir, assembly;
+  /// SPIR-V binaries by file name (for --emit=spirv-dir).
+  std::map<std::string, std::string> spirvModules;
   /// Kernels whose backend has no code generator yet.
   std::vector<std::string> missing;
 };
 
-/// `x86KernelLibrary` is the archive of library kernels (kernels/x86) that
-/// generated kernels may call.
 LogicalResult generateRouteCode(const Graph &graph, const ExecutionPlan &plan,
-                                const std::string &x86KernelLibrary,
+                                const KernelLibraries &libraries,
                                 bool wantAssembly, RouteCode &code,
                                 std::string &error);
 

@@ -103,6 +103,10 @@ private:
 /// Whether fuelc runs `kind` as a kernel (views, constants and inputs are not
 /// kernels; they are metadata or data).
 bool isKernelOp(OpKind kind);
+/// Whether fuelc's GPU code generators (SPIR-V, PTX) emit `kind`: the
+/// elementwise family, matmul/linear, the reductions but arg reductions,
+/// softmax, the normalizations and `contiguous`.
+bool isGpuCodegenOp(OpKind kind);
 
 } // namespace fuel
 

@@ -47,7 +47,7 @@ std::string buildArtifact(const char *text) {
   REQUIRE(succeeded(planGraph(*g, *host, registry, config, diag, *locator, route.plan)));
   RouteCode code;
   std::string error;
-  REQUIRE(succeeded(generateRouteCode(*g, route.plan, "", false, code, error)));
+  REQUIRE(succeeded(generateRouteCode(*g, route.plan, {}, false, code, error)));
   route.kernelBinaries = code.binaries;
   return buildPlanArtifact(*g, {route}, config, "fuelc test");
 }

@@ -1,0 +1,787 @@
+//===- VulkanBackend.cpp - Running SPIR-V kernels on a Vulkan device -------===//
+//
+// - Device: the physical device whose name matches the machine
+//   description's, else the N-th of `vulkan:N`; one queue with compute.
+// - Memory: the arena is one device-local buffer; the constants the
+//   device's kernels read are uploaded once into another. Their addresses
+//   are a reserved, inaccessible range of the host's address space, so the
+//   runtime's descriptors work unchanged and any host access faults rather
+//   than corrupting memory. Transfers go through a host-visible staging
+//   buffer, recorded in order with the dispatches.
+// - Kernels: shader modules are created (and their capabilities checked
+//   against the device) at load; pipelines, descriptor sets and parameter
+//   words are made by `prepare` on the runtime's binding thread.
+// - Execution: dispatches and copies are recorded into command buffers and
+//   submitted only when the host needs a result (a download, or wait), with
+//   a fence per submission; a global memory barrier orders each dispatch
+//   and copy after the previous ones.
+// - FUEL_VULKAN_VALIDATION=1 enables the Khronos validation layer, whose
+//   messages are printed as `vulkan validation: ...`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Backend.h"
+#include "SpirvSection.h"
+#include "VulkanApi.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace fuel;
+using namespace fuel::runtime;
+
+namespace {
+/// Address space reserved for a device's arena and constants.
+constexpr size_t kReservedBytes = size_t(1) << 40;
+
+/// A zeroed Vulkan info struct of type `type`.
+template <typename T> T make(VkStructureType type) {
+  T info{};
+  info.sType = type;
+  return info;
+}
+
+struct Allocation {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  uint64_t size = 0;
+  char *mapped = nullptr;
+};
+
+/// Prepared state of one dispatch of a program kernel.
+struct PreparedDispatch {
+  const SpirvDispatch *dispatch = nullptr;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  uint64_t paramsOffset = 0, paramsBytes = 0;
+  uint32_t groups = 0;
+};
+
+struct Batch {
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  bool inFlight = false;
+};
+
+VKAPI_ATTR VkBool32 VKAPI_CALL
+printValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT,
+                       VkDebugUtilsMessageTypeFlagsEXT,
+                       const VkDebugUtilsMessengerCallbackDataEXT *data, void *) {
+  std::fprintf(stderr, "vulkan validation: %s\n", data->pMessage);
+  return VK_FALSE;
+}
+
+class VulkanBackend final : public Backend {
+public:
+  ~VulkanBackend() override;
+  LogicalResult open(const DeviceInfo &info, std::string &why);
+
+  LogicalResult allocateArena(uint64_t bytes, std::string &error) override;
+  char *arenaBase() override { return base; }
+  bool isHostMemory() const override { return false; }
+  LogicalResult importConstants(const std::vector<std::string_view> &data,
+                                std::vector<char *> &addresses,
+                                std::string &error) override;
+  LogicalResult loadKernels(std::string_view binary, const Program &program,
+                            unsigned device, std::string &error) override;
+  void *findKernel(const std::string &symbol) override;
+  void prepare(KernelCall &call) override;
+  void launch(KernelCall &call) override;
+  void upload(char *to, const char *from, size_t bytes) override;
+  void download(char *to, const char *from, size_t bytes) override;
+  void wait() override;
+  std::string describe() const override { return properties.deviceName; }
+  std::string error() override;
+
+private:
+  LogicalResult check(VkResult result, const char *what, std::string &error);
+  void fail(std::string message);
+  LogicalResult createBuffer(uint64_t size, bool hostVisible, Allocation &out,
+                             std::string &error);
+  void destroy(Allocation &a);
+  /// The buffer holding device address `address`, and the byte offset.
+  const Allocation *resolve(const char *address, uint64_t &offset) const;
+  VkCommandBuffer recording();
+  void submit();
+  /// Orders everything recorded after it after everything before it.
+  void barrier(VkCommandBuffer commands);
+  /// Room for `bytes` in the staging buffer (waiting, growing if needed).
+  char *stage(size_t bytes, uint64_t &offset);
+  VkPipeline pipelineFor(const SpirvDispatch &d, VkPipelineLayout layout);
+
+  std::unique_ptr<VulkanApi> vk;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceMemoryProperties memoryProperties{};
+  VkPhysicalDeviceFeatures features{};
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queueFamily = 0;
+
+  char *base = nullptr;
+  Allocation arena, constants, staging, params;
+  uint64_t constantsAt = 0, stagingUsed = 0;
+
+  SpirvSection section;
+  std::vector<VkShaderModule> modules;
+  std::map<std::string, const SpirvKernel *> kernelsBySymbol;
+  std::map<size_t, VkDescriptorSetLayout> setLayouts; // By binding count.
+  std::map<size_t, VkPipelineLayout> pipelineLayouts;
+  std::map<std::pair<unsigned, std::string>, VkPipeline> pipelines;
+  std::mutex pipelineMutex;
+  VkDescriptorPool descriptorPool = VK_NULL_HANDLE;
+  /// By program kernel: its dispatches, with descriptor sets and parameter
+  /// slots allocated at load.
+  std::vector<std::vector<PreparedDispatch>> prepared;
+  std::vector<const KernelInfo *> kernelInfo;
+
+  VkCommandPool commandPool = VK_NULL_HANDLE;
+  std::vector<Batch> batches;
+  Batch *current = nullptr;
+  std::mutex errorMutex;
+  std::string asyncError;
+};
+} // namespace
+
+VulkanBackend::~VulkanBackend() {
+  if (device) {
+    vk->vkDeviceWaitIdle(device);
+    for (Batch &b : batches)
+      vk->vkDestroyFence(device, b.fence, nullptr);
+    if (commandPool)
+      vk->vkDestroyCommandPool(device, commandPool, nullptr);
+    for (auto &[key, p] : pipelines)
+      vk->vkDestroyPipeline(device, p, nullptr);
+    for (auto &[n, l] : pipelineLayouts)
+      vk->vkDestroyPipelineLayout(device, l, nullptr);
+    for (auto &[n, l] : setLayouts)
+      vk->vkDestroyDescriptorSetLayout(device, l, nullptr);
+    if (descriptorPool)
+      vk->vkDestroyDescriptorPool(device, descriptorPool, nullptr);
+    for (VkShaderModule m : modules)
+      vk->vkDestroyShaderModule(device, m, nullptr);
+    for (Allocation *a : {&arena, &constants, &staging, &params})
+      destroy(*a);
+    vk->vkDestroyDevice(device, nullptr);
+  }
+  if (messenger)
+    vk->vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
+  if (instance)
+    vk->vkDestroyInstance(instance, nullptr);
+  if (base)
+    munmap(base, kReservedBytes);
+}
+
+LogicalResult VulkanBackend::check(VkResult result, const char *what,
+                                   std::string &error) {
+  if (result == VK_SUCCESS)
+    return success();
+  error = std::string(what) + " failed: " + vulkanResultName(result);
+  return failure();
+}
+
+void VulkanBackend::fail(std::string message) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (asyncError.empty())
+    asyncError = std::move(message);
+}
+
+std::string VulkanBackend::error() {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  return asyncError;
+}
+
+/// Whether the Khronos validation layer is installed.
+static bool hasValidationLayer(VulkanApi &vk) {
+  uint32_t count = 0;
+  vk.vkEnumerateInstanceLayerProperties(&count, nullptr);
+  std::vector<VkLayerProperties> layers(count);
+  vk.vkEnumerateInstanceLayerProperties(&count, layers.data());
+  return std::any_of(layers.begin(), layers.end(), [](const VkLayerProperties &l) {
+    return std::string(l.layerName) == "VK_LAYER_KHRONOS_validation";
+  });
+}
+
+/// The first word of a device name, lower case ("llvmpipe", "nvidia").
+static std::string firstWord(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == ' ' || c == '(')
+      break;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+LogicalResult VulkanBackend::open(const DeviceInfo &info, std::string &why) {
+  vk = VulkanApi::open(why);
+  if (!vk)
+    return failure();
+  const char *validation = std::getenv("FUEL_VULKAN_VALIDATION");
+  bool validate = validation && std::string(validation) == "1" && hasValidationLayer(*vk);
+  auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
+  app.pApplicationName = "fuel-runtime";
+  app.apiVersion = VK_API_VERSION_1_1;
+  const char *layer = "VK_LAYER_KHRONOS_validation";
+  const char *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  auto create = make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+  create.pApplicationInfo = &app;
+  if (validate) {
+    create.enabledLayerCount = 1;
+    create.ppEnabledLayerNames = &layer;
+    create.enabledExtensionCount = 1;
+    create.ppEnabledExtensionNames = &extension;
+  }
+  if (failed(check(vk->vkCreateInstance(&create, nullptr, &instance),
+                   "creating a Vulkan instance", why)) ||
+      !vk->loadInstance(instance, why))
+    return failure();
+  if (validate && vk->vkCreateDebugUtilsMessengerEXT) {
+    auto m = make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+    m.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                        VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    m.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    m.pfnUserCallback = printValidationMessage;
+    vk->vkCreateDebugUtilsMessengerEXT(instance, &m, nullptr, &messenger);
+  }
+  uint32_t count = 0;
+  vk->vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  vk->vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  if (devices.empty()) {
+    why = "no Vulkan device (the loader found no driver)";
+    return failure();
+  }
+  // The device the machine description names, else vulkan:N's N-th.
+  std::string wanted = firstWord(info.name);
+  size_t index = std::stoul(info.id.substr(info.id.find(':') + 1));
+  for (VkPhysicalDevice d : devices) {
+    VkPhysicalDeviceProperties p;
+    vk->vkGetPhysicalDeviceProperties(d, &p);
+    if (!wanted.empty() && firstWord(p.deviceName) == wanted) {
+      physical = d;
+      break;
+    }
+  }
+  if (!physical) {
+    if (index >= devices.size()) {
+      why = "there are " + std::to_string(devices.size()) +
+            " Vulkan devices and none is named like '" + info.name + "'";
+      return failure();
+    }
+    physical = devices[index];
+  }
+  vk->vkGetPhysicalDeviceProperties(physical, &properties);
+  vk->vkGetPhysicalDeviceMemoryProperties(physical, &memoryProperties);
+  vk->vkGetPhysicalDeviceFeatures(physical, &features);
+  uint32_t families = 0;
+  vk->vkGetPhysicalDeviceQueueFamilyProperties(physical, &families, nullptr);
+  std::vector<VkQueueFamilyProperties> familyList(families);
+  vk->vkGetPhysicalDeviceQueueFamilyProperties(physical, &families, familyList.data());
+  auto compute = std::find_if(familyList.begin(), familyList.end(),
+                              [](const VkQueueFamilyProperties &f) {
+                                return f.queueFlags & VK_QUEUE_COMPUTE_BIT;
+                              });
+  if (compute == familyList.end()) {
+    why = std::string(properties.deviceName) + " has no compute queue";
+    return failure();
+  }
+  queueFamily = static_cast<uint32_t>(compute - familyList.begin());
+  float priority = 1;
+  auto queueInfo = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  queueInfo.queueFamilyIndex = queueFamily;
+  queueInfo.queueCount = 1;
+  queueInfo.pQueuePriorities = &priority;
+  // Generated kernels use 64-bit integers and doubles where the graph
+  // needs them (integer pow, float to int casts); enabled when present,
+  // checked per module at load.
+  VkPhysicalDeviceFeatures enabled{};
+  enabled.shaderInt64 = features.shaderInt64;
+  enabled.shaderFloat64 = features.shaderFloat64;
+  enabled.shaderInt16 = features.shaderInt16;
+  auto deviceInfo = make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  deviceInfo.queueCreateInfoCount = 1;
+  deviceInfo.pQueueCreateInfos = &queueInfo;
+  deviceInfo.pEnabledFeatures = &enabled;
+  if (failed(check(vk->vkCreateDevice(physical, &deviceInfo, nullptr, &device),
+                   "creating the Vulkan device", why)) ||
+      !vk->loadDevice(device, why))
+    return failure();
+  vk->vkGetDeviceQueue(device, queueFamily, 0, &queue);
+  auto poolInfo = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+  poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  poolInfo.queueFamilyIndex = queueFamily;
+  if (failed(check(vk->vkCreateCommandPool(device, &poolInfo, nullptr, &commandPool),
+                   "creating a command pool", why)))
+    return failure();
+  void *reserved = mmap(nullptr, kReservedBytes, PROT_NONE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) {
+    why = "cannot reserve address space for the device's memory";
+    return failure();
+  }
+  base = static_cast<char *>(reserved);
+  return success();
+}
+
+LogicalResult VulkanBackend::createBuffer(uint64_t size, bool hostVisible,
+                                          Allocation &out, std::string &error) {
+  out.size = std::max<uint64_t>(size, 256);
+  auto info = make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  info.size = out.size;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (failed(check(vk->vkCreateBuffer(device, &info, nullptr, &out.buffer),
+                   "creating a buffer", error)))
+    return failure();
+  VkMemoryRequirements req;
+  vk->vkGetBufferMemoryRequirements(device, out.buffer, &req);
+  VkMemoryPropertyFlags wanted =
+      hostVisible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+                  : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  std::optional<uint32_t> type;
+  for (uint32_t t = 0; t < memoryProperties.memoryTypeCount && !type; ++t)
+    if ((req.memoryTypeBits & (1u << t)) &&
+        (memoryProperties.memoryTypes[t].propertyFlags & wanted) == wanted)
+      type = t;
+  if (!type) {
+    error = std::string("no ") + (hostVisible ? "host-visible" : "device-local") +
+            " memory type for a buffer";
+    return failure();
+  }
+  auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = *type;
+  if (failed(check(vk->vkAllocateMemory(device, &alloc, nullptr, &out.memory),
+                   ("allocating " + std::to_string(size) + " bytes").c_str(), error)) ||
+      failed(check(vk->vkBindBufferMemory(device, out.buffer, out.memory, 0),
+                   "binding buffer memory", error)))
+    return failure();
+  if (hostVisible) {
+    void *mapped = nullptr;
+    if (failed(check(vk->vkMapMemory(device, out.memory, 0, VK_WHOLE_SIZE, 0, &mapped),
+                     "mapping memory", error)))
+      return failure();
+    out.mapped = static_cast<char *>(mapped);
+  }
+  return success();
+}
+
+void VulkanBackend::destroy(Allocation &a) {
+  if (a.buffer)
+    vk->vkDestroyBuffer(device, a.buffer, nullptr);
+  if (a.memory)
+    vk->vkFreeMemory(device, a.memory, nullptr);
+  a = Allocation{};
+}
+
+LogicalResult VulkanBackend::allocateArena(uint64_t bytes, std::string &error) {
+  if (failed(createBuffer(bytes, false, arena, error)))
+    return failure();
+  uint64_t align = properties.limits.minStorageBufferOffsetAlignment;
+  constantsAt = (arena.size + align - 1) / align * align;
+  return success();
+}
+
+LogicalResult VulkanBackend::importConstants(const std::vector<std::string_view> &data,
+                                             std::vector<char *> &addresses,
+                                             std::string &error) {
+  uint64_t align = std::max<uint64_t>(properties.limits.minStorageBufferOffsetAlignment, 16);
+  uint64_t size = 0;
+  std::vector<uint64_t> offsets;
+  for (std::string_view d : data) {
+    offsets.push_back(size);
+    size = (size + d.size() + align - 1) / align * align;
+  }
+  if (data.empty())
+    return success();
+  if (failed(createBuffer(size, false, constants, error)))
+    return failure();
+  for (size_t i = 0; i < data.size(); ++i) {
+    addresses.push_back(base + constantsAt + offsets[i]);
+    upload(addresses.back(), data[i].data(), data[i].size());
+  }
+  wait();
+  return success();
+}
+
+const Allocation *VulkanBackend::resolve(const char *address,
+                                         uint64_t &offset) const {
+  uint64_t at = static_cast<uint64_t>(address - base);
+  if (at < arena.size) {
+    offset = at;
+    return &arena;
+  }
+  if (at >= constantsAt && at - constantsAt < constants.size) {
+    offset = at - constantsAt;
+    return &constants;
+  }
+  return nullptr;
+}
+
+/// Whether the device supports the SPIR-V capability `cap`; the name of the
+/// missing feature otherwise.
+static const char *missingFeature(uint32_t cap, const VkPhysicalDeviceFeatures &f) {
+  switch (cap) {
+  case 10: // Float64
+    return f.shaderFloat64 ? nullptr : "shaderFloat64";
+  case 11: // Int64
+    return f.shaderInt64 ? nullptr : "shaderInt64";
+  case 22: // Int16
+    return f.shaderInt16 ? nullptr : "shaderInt16";
+  default:
+    return nullptr;
+  }
+}
+
+LogicalResult VulkanBackend::loadKernels(std::string_view binary,
+                                         const Program &program,
+                                         unsigned deviceIndex,
+                                         std::string &error) {
+  if (failed(readSpirvSection(binary, section, error))) {
+    error = "the SPIR-V kernel section " + error;
+    return failure();
+  }
+  for (const SpirvModule &m : section.modules) {
+    for (uint32_t cap : m.capabilities)
+      if (const char *feature = missingFeature(cap, features)) {
+        error = "SPIR-V module '" + m.name + "' needs " + feature + ", which " +
+                properties.deviceName + " lacks";
+        return failure();
+      }
+    auto info = make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+    info.codeSize = m.words.size() * 4;
+    info.pCode = m.words.data();
+    VkShaderModule module;
+    if (failed(check(vk->vkCreateShaderModule(device, &info, nullptr, &module),
+                     ("creating shader module '" + m.name + "'").c_str(), error)))
+      return failure();
+    modules.push_back(module);
+  }
+  for (const SpirvKernel &k : section.kernels)
+    kernelsBySymbol[k.symbol] = &k;
+  // Descriptor sets and parameter slots of every dispatch of the device's
+  // kernels, allocated once.
+  uint64_t align = std::max<uint64_t>(properties.limits.minStorageBufferOffsetAlignment, 16);
+  uint64_t paramsBytes = 0;
+  uint32_t sets = 0, descriptors = 0;
+  prepared.assign(program.kernels.size(), {});
+  kernelInfo.assign(program.kernels.size(), nullptr);
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    const KernelInfo &info = program.kernels[k];
+    auto it = kernelsBySymbol.find(info.symbol);
+    if (info.device != deviceIndex || it == kernelsBySymbol.end())
+      continue;
+    kernelInfo[k] = &info;
+    for (const SpirvDispatch &d : it->second->dispatches) {
+      uint64_t words = d.constants.size();
+      for (unsigned a : d.args) {
+        if (a >= info.args.size()) {
+          error = "kernel '" + info.symbol + "' binds argument " + std::to_string(a) +
+                  " of " + std::to_string(info.args.size());
+          return failure();
+        }
+        words += 1 + 2 * info.args[a].rank;
+      }
+      if (d.workgroupSize > properties.limits.maxComputeWorkGroupInvocations ||
+          d.workgroupSize > properties.limits.maxComputeWorkGroupSize[0]) {
+        error = "kernel '" + info.symbol + "' needs workgroups of " +
+                std::to_string(d.workgroupSize) + " threads";
+        return failure();
+      }
+      PreparedDispatch p;
+      p.dispatch = &d;
+      p.paramsOffset = paramsBytes;
+      p.paramsBytes = words * 4;
+      paramsBytes += (p.paramsBytes + align - 1) / align * align;
+      prepared[k].push_back(p);
+      ++sets;
+      descriptors += static_cast<uint32_t>(d.args.size()) + 1;
+    }
+  }
+  if (sets == 0)
+    return success();
+  if (failed(createBuffer(paramsBytes, true, params, error)))
+    return failure();
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
+  auto poolInfo = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
+  poolInfo.maxSets = sets;
+  poolInfo.poolSizeCount = 1;
+  poolInfo.pPoolSizes = &size;
+  if (failed(check(vk->vkCreateDescriptorPool(device, &poolInfo, nullptr, &descriptorPool),
+                   "creating a descriptor pool", error)))
+    return failure();
+  for (std::vector<PreparedDispatch> &kernel : prepared)
+    for (PreparedDispatch &p : kernel) {
+      size_t bindings = p.dispatch->args.size() + 1;
+      VkDescriptorSetLayout &setLayout = setLayouts[bindings];
+      if (!setLayout) {
+        std::vector<VkDescriptorSetLayoutBinding> list(bindings);
+        for (size_t b = 0; b < bindings; ++b)
+          list[b] = {static_cast<uint32_t>(b), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                     VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+        auto info = make<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+        info.bindingCount = static_cast<uint32_t>(bindings);
+        info.pBindings = list.data();
+        auto layoutInfo = make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+        layoutInfo.setLayoutCount = 1;
+        layoutInfo.pSetLayouts = &setLayout;
+        if (failed(check(vk->vkCreateDescriptorSetLayout(device, &info, nullptr, &setLayout),
+                         "creating a descriptor set layout", error)) ||
+            failed(check(vk->vkCreatePipelineLayout(device, &layoutInfo, nullptr,
+                                                    &pipelineLayouts[bindings]),
+                         "creating a pipeline layout", error)))
+          return failure();
+      }
+      p.layout = pipelineLayouts[bindings];
+      auto alloc = make<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
+      alloc.descriptorPool = descriptorPool;
+      alloc.descriptorSetCount = 1;
+      alloc.pSetLayouts = &setLayout;
+      if (failed(check(vk->vkAllocateDescriptorSets(device, &alloc, &p.set),
+                       "allocating descriptor sets", error)))
+        return failure();
+    }
+  return success();
+}
+
+void *VulkanBackend::findKernel(const std::string &symbol) {
+  auto it = kernelsBySymbol.find(symbol);
+  return it == kernelsBySymbol.end() ? nullptr
+                                     : const_cast<SpirvKernel *>(it->second);
+}
+
+VkPipeline VulkanBackend::pipelineFor(const SpirvDispatch &d, VkPipelineLayout layout) {
+  std::lock_guard<std::mutex> lock(pipelineMutex);
+  VkPipeline &pipeline = pipelines[{d.module, d.entry}];
+  if (pipeline)
+    return pipeline;
+  auto info = make<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = modules[d.module];
+  info.stage.pName = d.entry.c_str();
+  info.layout = layout;
+  std::string error;
+  if (failed(check(vk->vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info,
+                                                nullptr, &pipeline),
+                   ("creating the pipeline of '" + d.entry + "'").c_str(), error)))
+    fail(error);
+  return pipeline;
+}
+
+void VulkanBackend::prepare(KernelCall &call) {
+  const KernelInfo &info = *kernelInfo[call.kernel];
+  for (PreparedDispatch &p : prepared[call.kernel]) {
+    const SpirvDispatch &d = *p.dispatch;
+    p.pipeline = pipelineFor(d, p.layout);
+    int32_t *words = reinterpret_cast<int32_t *>(params.mapped + p.paramsOffset);
+    words = std::copy(d.constants.begin(), d.constants.end(), words);
+    std::vector<VkDescriptorBufferInfo> buffers;
+    uint64_t align = properties.limits.minStorageBufferOffsetAlignment;
+    for (unsigned a : d.args) {
+      const std::vector<int64_t> &desc = call.descriptors[a];
+      uint64_t offset = 0;
+      const Allocation *alloc =
+          resolve(reinterpret_cast<const char *>(desc[1]), offset);
+      if (!alloc) {
+        fail("kernel '" + info.symbol + "' argument " + std::to_string(a) +
+             " is outside the device's memory");
+        return;
+      }
+      uint64_t bound = offset / align * align;
+      uint64_t range = std::min<uint64_t>(alloc->size - bound,
+                                          properties.limits.maxStorageBufferRange);
+      buffers.push_back({alloc->buffer, bound, range / 4 * 4});
+      unsigned rank = info.args[a].rank;
+      *words++ = static_cast<int32_t>((offset - bound) / call.elementBytes[a]);
+      for (unsigned i = 0; i < 2 * rank; ++i)
+        *words++ = static_cast<int32_t>(desc[3 + i]);
+    }
+    buffers.push_back({params.buffer, p.paramsOffset, p.paramsBytes});
+    std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    for (size_t b = 0; b < buffers.size(); ++b) {
+      writes[b] = make<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+      writes[b].dstSet = p.set;
+      writes[b].dstBinding = static_cast<uint32_t>(b);
+      writes[b].descriptorCount = 1;
+      writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[b].pBufferInfo = &buffers[b];
+    }
+    vk->vkUpdateDescriptorSets(device, static_cast<uint32_t>(writes.size()),
+                               writes.data(), 0, nullptr);
+    // Workgroups from the bound shape of the grid argument.
+    const std::vector<int64_t> &grid = call.descriptors[d.gridArg];
+    unsigned rank = info.args[d.gridArg].rank;
+    int64_t count = 1;
+    for (unsigned axis = 0; axis < rank; ++axis)
+      if (std::find(d.skipAxes.begin(), d.skipAxes.end(), axis) == d.skipAxes.end())
+        count *= grid[3 + axis];
+    int64_t groups = (count + d.perGroup - 1) / d.perGroup;
+    p.groups = static_cast<uint32_t>(std::min<int64_t>(
+        {groups, 65535, properties.limits.maxComputeWorkGroupCount[0]}));
+  }
+}
+
+VkCommandBuffer VulkanBackend::recording() {
+  if (current)
+    return current->commands;
+  auto free = std::find_if(batches.begin(), batches.end(),
+                           [](const Batch &b) { return !b.inFlight; });
+  if (free == batches.end()) {
+    Batch b;
+    auto alloc = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    alloc.commandPool = commandPool;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    auto fence = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+    std::string error;
+    if (failed(check(vk->vkAllocateCommandBuffers(device, &alloc, &b.commands),
+                     "allocating a command buffer", error)) ||
+        failed(check(vk->vkCreateFence(device, &fence, nullptr, &b.fence),
+                     "creating a fence", error))) {
+      fail(error);
+      return VK_NULL_HANDLE;
+    }
+    batches.push_back(b);
+    free = batches.end() - 1;
+  }
+  current = &*free;
+  auto begin = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk->vkBeginCommandBuffer(current->commands, &begin);
+  return current->commands;
+}
+
+void VulkanBackend::barrier(VkCommandBuffer commands) {
+  auto b = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  VkPipelineStageFlags stages =
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  vk->vkCmdPipelineBarrier(commands, stages, stages, 0, 1, &b, 0, nullptr, 0, nullptr);
+}
+
+void VulkanBackend::submit() {
+  if (!current)
+    return;
+  vk->vkEndCommandBuffer(current->commands);
+  auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &current->commands;
+  std::string error;
+  if (failed(check(vk->vkQueueSubmit(queue, 1, &info, current->fence),
+                   "submitting work", error)))
+    fail(error);
+  current->inFlight = true;
+  current = nullptr;
+}
+
+void VulkanBackend::wait() {
+  if (!error().empty())
+    return;
+  submit();
+  for (Batch &b : batches) {
+    if (!b.inFlight)
+      continue;
+    std::string error;
+    if (failed(check(vk->vkWaitForFences(device, 1, &b.fence, VK_TRUE, UINT64_MAX),
+                     "waiting for the device", error)))
+      fail(error);
+    vk->vkResetFences(device, 1, &b.fence);
+    b.inFlight = false;
+  }
+  stagingUsed = 0;
+}
+
+void VulkanBackend::launch(KernelCall &call) {
+  if (!error().empty())
+    return;
+  VkCommandBuffer commands = recording();
+  if (!commands)
+    return;
+  for (const PreparedDispatch &p : prepared[call.kernel]) {
+    if (p.groups == 0)
+      continue;
+    vk->vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    vk->vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0,
+                                1, &p.set, 0, nullptr);
+    vk->vkCmdDispatch(commands, p.groups, 1, 1);
+    barrier(commands);
+  }
+}
+
+char *VulkanBackend::stage(size_t bytes, uint64_t &offset) {
+  uint64_t at = (stagingUsed + 15) / 16 * 16;
+  if (at + bytes > staging.size) {
+    wait(); // Everything staged so far has been consumed.
+    at = 0;
+    if (bytes > staging.size) {
+      destroy(staging);
+      std::string error;
+      if (failed(createBuffer(std::max<uint64_t>(bytes, uint64_t(1) << 20), true,
+                              staging, error))) {
+        fail(error);
+        return nullptr;
+      }
+    }
+  }
+  stagingUsed = at + bytes;
+  offset = at;
+  return staging.mapped + at;
+}
+
+void VulkanBackend::upload(char *to, const char *from, size_t bytes) {
+  uint64_t target = 0, source = 0;
+  const Allocation *alloc = resolve(to, target);
+  if (!alloc || !error().empty()) {
+    fail("an upload targets memory outside the device");
+    return;
+  }
+  char *staged = stage(bytes, source);
+  VkCommandBuffer commands = recording();
+  if (!staged || !commands)
+    return;
+  std::memcpy(staged, from, bytes);
+  VkBufferCopy region{source, target, bytes};
+  vk->vkCmdCopyBuffer(commands, staging.buffer, alloc->buffer, 1, &region);
+  barrier(commands);
+}
+
+void VulkanBackend::download(char *to, const char *from, size_t bytes) {
+  uint64_t source = 0, target = 0;
+  const Allocation *alloc = resolve(from, source);
+  if (!alloc || !error().empty()) {
+    fail("a download reads memory outside the device");
+    return;
+  }
+  char *staged = stage(bytes, target);
+  VkCommandBuffer commands = recording();
+  if (!staged || !commands)
+    return;
+  VkBufferCopy region{source, target, bytes};
+  vk->vkCmdCopyBuffer(commands, alloc->buffer, staging.buffer, 1, &region);
+  wait();
+  if (error().empty())
+    std::memcpy(to, staged, bytes);
+}
+
+std::unique_ptr<Backend> runtime::createVulkanBackend(const DeviceInfo &device,
+                                                      std::string &why) {
+  auto backend = std::make_unique<VulkanBackend>();
+  if (failed(backend->open(device, why)))
+    return nullptr;
+  return backend;
+}
