@@ -8,15 +8,16 @@
 //
 // Dispatch ABI (include/fuel/Codegen/GpuKernels.h): bindings A, B, bias, C
 // (without a bias, C is bound in its place and not read), then the
-// parameter words: the flags (1 transpose A, 2 transpose B, 4 add the
-// bias), then per binding its element offset, sizes and strides.
+// parameter words: flags (1 transpose A, 2 transpose B, 4 add the bias),
+// the ranks of the four bindings, then per binding its element offset,
+// sizes and strides. A vector A (rank 1) is one row, a vector B one column.
 #version 450
 
 layout(local_size_x = 256) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer ABuffer { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BBuffer { float b[]; };
-layout(std430, set = 0, binding = 2) readonly buffer BiasBuffer { float bias[]; };
+layout(std430, set = 0, binding = 2) readonly buffer BiasBuffer { float biasData[]; };
 layout(std430, set = 0, binding = 3) buffer CBuffer { float c[]; };
 layout(std430, set = 0, binding = 4) readonly buffer Params { int params[]; };
 
@@ -26,22 +27,58 @@ const int kDepth = 16;
 shared float tileA[kDepth][kTile];
 shared float tileB[kDepth][kTile];
 
+/// A binding as a matrix: element offset, rows, columns, row and column
+/// strides. A rank-1 binding is one row, or one column when `column`.
+struct Matrix {
+  int offset, rows, cols, rowStride, colStride;
+};
+
+Matrix readMatrix(inout int word, int rank, bool column) {
+  Matrix m;
+  m.offset = params[word];
+  if (rank == 2) {
+    m.rows = params[word + 1];
+    m.cols = params[word + 2];
+    m.rowStride = params[word + 3];
+    m.colStride = params[word + 4];
+  } else if (column) {
+    m.rows = params[word + 1];
+    m.cols = 1;
+    m.rowStride = params[word + 2];
+    m.colStride = 0;
+  } else {
+    m.rows = 1;
+    m.cols = params[word + 1];
+    m.rowStride = 0;
+    m.colStride = params[word + 2];
+  }
+  word += 1 + 2 * rank;
+  return m;
+}
+
 void main() {
-  // The flags, then blocks: A and B (5 words each), the bias (3 words at
-  // rank 1, 5 when C stands in), C.
   int flags = params[0];
   bool transA = (flags & 1) != 0, transB = (flags & 2) != 0;
   bool hasBias = (flags & 4) != 0;
-  int cBlock = 11 + (hasBias ? 3 : 5);
-  int offA = params[1], a0 = params[4], a1 = params[5];
-  int offB = params[6], b0 = params[9], b1 = params[10];
-  int offBias = params[11], biasStride = hasBias ? params[13] : 0;
-  int offC = params[cBlock], c0 = params[cBlock + 3], c1 = params[cBlock + 4];
-  int M = params[cBlock + 1], N = params[cBlock + 2];
-  int K = transA ? params[2] : params[3];
-  // Element (i, k) of op(A) and (k, j) of op(B).
-  int aRow = transA ? a1 : a0, aCol = transA ? a0 : a1;
-  int bRow = transB ? b1 : b0, bCol = transB ? b0 : b1;
+  int word = 5;
+  Matrix A = readMatrix(word, params[1], false);
+  Matrix B = readMatrix(word, params[2], true);
+  Matrix bias = readMatrix(word, params[3], false);
+  // A vector C is a row of a vector A's product, else a column.
+  Matrix C = readMatrix(word, params[4], params[1] == 2);
+  if (transA) {
+    int t = A.rows; A.rows = A.cols; A.cols = t;
+    t = A.rowStride; A.rowStride = A.colStride; A.colStride = t;
+  }
+  if (transB) {
+    int t = B.rows; B.rows = B.cols; B.cols = t;
+    t = B.rowStride; B.rowStride = B.colStride; B.colStride = t;
+  }
+  int M = C.rows, N = C.cols, K = A.cols;
+  int offA = A.offset, aRow = A.rowStride, aCol = A.colStride;
+  int offB = B.offset, bRow = B.rowStride, bCol = B.colStride;
+  int offC = C.offset, c0 = C.rowStride, c1 = C.colStride;
+  int offBias = bias.offset, biasStride = hasBias ? bias.colStride : 0;
 
   int tid = int(gl_LocalInvocationID.x);
   int tilesN = (N + kTile - 1) / kTile;
@@ -84,7 +121,7 @@ void main() {
         int col = col0 + tx * 4 + j;
         if (r < M && col < N)
           c[offC + r * c0 + col * c1] =
-              acc[i][j] + (hasBias ? bias[offBias + col * biasStride] : 0.0);
+              acc[i][j] + (hasBias ? biasData[offBias + col * biasStride] : 0.0);
       }
     }
   }

@@ -19,6 +19,11 @@ namespace fuel::codegen {
 
 std::unique_ptr<mlir::Pass> createApproximateMathPass();
 
+/// Rewrites math.powf as exp(b * log|a|) with the sign of a negative base
+/// for an odd integral exponent, NaN for a non-integral one, and 1 for a
+/// zero exponent: GPU built-ins (GLSL pow) are undefined for a < 0.
+std::unique_ptr<mlir::Pass> createExpandPowfPass();
+
 } // namespace fuel::codegen
 
 #endif // FUEL_LIB_CODEGEN_APPROXIMATEMATH_H

@@ -52,6 +52,7 @@ private:
   }
   std::string unary(const std::string &x);
   std::string binary(const std::string &a, const std::string &b);
+  std::string integerPower(const std::string &a, const std::string &b);
   std::string cast(const std::string &x);
 
   KernelEmitter &e;
@@ -163,20 +164,8 @@ std::string ScalarWriter::binary(const std::string &a, const std::string &b) {
     std::string q = bin(u ? "arith.divui" : "arith.divsi", a, safe);
     return select(zero, c(0), q, type);
   }
-  case OpKind::Pow: {
-    if (fp)
-      return bin("math.powf", a, b);
-    // Integer powers through f64, rounded back toward zero as the reference.
-    auto toF = [&](const std::string &v) {
-      return e.op(std::string(u ? "arith.uitofp " : "arith.sitofp ") + v +
-                      " : " + type + " to f64",
-                  "");
-    };
-    std::string p = e.op("math.powf " + toF(a) + ", " + toF(b), "f64");
-    return e.op(std::string(u ? "arith.fptoui " : "arith.fptosi ") + p +
-                    " : f64 to " + type,
-                "");
-  }
+  case OpKind::Pow:
+    return fp ? bin("math.powf", a, b) : integerPower(a, b);
   case OpKind::Max:
     return fp ? select(cmp("olt", a, b), b, a, type)
               : bin(u ? "arith.maxui" : "arith.maxsi", a, b);
@@ -211,6 +200,29 @@ std::string ScalarWriter::binary(const std::string &a, const std::string &b) {
     return cmp(fp ? floatPred : intPred, a, b);
   }
   }
+}
+
+/// a^b exactly, by squaring over the exponent's bits (wrapping as the
+/// multiplications do); a negative exponent truncates toward zero: 1 for a
+/// base of 1, +-1 for -1, 0 otherwise. The same on every target.
+std::string ScalarWriter::integerPower(const std::string &a,
+                                       const std::string &b) {
+  unsigned bits = static_cast<unsigned>(std::stoi(type.substr(1)));
+  std::string result = c(1), base = a;
+  for (unsigned i = 0; i < bits; ++i) {
+    std::string bit = bin("arith.andi", bin("arith.shrui", b, c(i)), c(1));
+    std::string set = cmp("ne", bit, c(0));
+    result = select(set, bin("arith.muli", result, base), result, type);
+    if (i + 1 < bits)
+      base = bin("arith.muli", base, base);
+  }
+  if (isUnsignedIn())
+    return result;
+  std::string odd = cmp("ne", bin("arith.andi", b, c(1)), c(0));
+  std::string minusOne = select(odd, c(-1), c(1), type);
+  std::string small = select(cmp("eq", a, c(1)), c(1),
+                             select(cmp("eq", a, c(-1)), minusOne, c(0), type), type);
+  return select(cmp("slt", b, c(0)), small, result, type);
 }
 
 std::string ScalarWriter::cast(const std::string &x) {

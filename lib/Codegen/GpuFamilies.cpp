@@ -279,8 +279,11 @@ LogicalResult codegen::emitGpuContraction(GpuKernelEmitter &e, NodeId head,
     int32_t flags = isMatMul ? (graph.getBool(head, AttrName::TransposeA, false) ? 1 : 0) |
                                    (graph.getBool(head, AttrName::TransposeB, false) ? 2 : 0)
                              : 2 | (operands.size() == 3 ? 4 : 0);
+    std::vector<int32_t> constants{flags};
+    for (unsigned a : bound)
+      constants.push_back(static_cast<int32_t>(graph.shape(e.spec.args[a].value).size()));
     // One workgroup per 64x64 tile of the result.
-    e.addLibraryDispatch(bound, {rootArg, {}, 64 * 64}, {flags},
+    e.addLibraryDispatch(bound, {rootArg, {}, 64 * 64}, constants,
                          GpuKernelEmitter::kWorkgroupSize);
     if (e.spec.nodes.size() == 1)
       return success();

@@ -165,27 +165,33 @@ GpuKernelEmitter::Loop GpuKernelEmitter::beginFor(const std::string &lo,
                                                   const std::string &step,
                                                   const std::string &init,
                                                   const std::string &type) {
+  // A carried value lives in a private one-element array rather than in
+  // scf.for iter_args: the SPIR-V conversion leaves the result of a loop
+  // that runs zero times undefined.
   Loop l;
-  l.iv = s.fresh();
-  std::ostringstream &os = s.body();
-  os << "    ";
   if (!init.empty()) {
-    l.carried = s.fresh();
-    l.result = s.fresh();
     l.type = type;
-    os << l.result << " = ";
+    l.slot = s.fresh();
+    l.slotType = "memref<1x" + type + ", " + target.privateSpace + ">";
+    top += "    " + l.slot + " = memref.alloca() : " + l.slotType + "\n";
+    s.body() << "    memref.store " << init << ", " << l.slot << "[" << c(0)
+             << "] : " << l.slotType << "\n";
   }
-  os << "scf.for " << l.iv << " = " << lo << " to " << hi << " step " << step;
+  l.iv = s.fresh();
+  s.body() << "    scf.for " << l.iv << " = " << lo << " to " << hi << " step "
+           << step << " {\n";
   if (!init.empty())
-    os << " iter_args(" << l.carried << " = " << init << ") -> (" << type << ")";
-  os << " {\n";
+    l.carried = s.op("memref.load " + l.slot + "[" + c(0) + "]", l.slotType);
   return l;
 }
 
-void GpuKernelEmitter::endFor(const Loop &loop, const std::string &next) {
+void GpuKernelEmitter::endFor(Loop &loop, const std::string &next) {
   if (!loop.type.empty())
-    s.body() << "      scf.yield " << next << " : " << loop.type << "\n";
+    s.body() << "    memref.store " << next << ", " << loop.slot << "[" << c(0)
+             << "] : " << loop.slotType << "\n";
   s.body() << "    }\n";
+  if (!loop.type.empty())
+    loop.result = s.op("memref.load " + loop.slot + "[" + c(0) + "]", loop.slotType);
 }
 
 GpuKernelEmitter::Loop GpuKernelEmitter::beginThreadLoop(const std::string &n) {

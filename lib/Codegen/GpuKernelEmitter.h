@@ -97,14 +97,15 @@ public:
   /// Stores every result argument at `p` of the root's domain.
   void storeResults(const Point &p, Memo &memo);
 
-  /// `for (iv = lo; iv < hi; iv += step)`, optionally carrying `init`.
+  /// `for (iv = lo; iv < hi; iv += step)`, optionally carrying a value of
+  /// `type` from `init`: `carried` in the body, `result` after endFor.
   struct Loop {
-    std::string iv, carried, result, type;
+    std::string iv, carried, result, type, slot, slotType;
   };
   Loop beginFor(const std::string &lo, const std::string &hi,
                 const std::string &step, const std::string &init = "",
                 const std::string &type = "");
-  void endFor(const Loop &loop, const std::string &next = "");
+  void endFor(Loop &loop, const std::string &next = "");
   /// Grid-stride loops: over [0, n) by the grid's threads, or by its
   /// workgroups (one item per workgroup).
   Loop beginThreadLoop(const std::string &n);

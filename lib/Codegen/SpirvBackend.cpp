@@ -2,7 +2,8 @@
 //
 //   1. emit the kernels' gpu.module and wrap it in a module carrying the
 //      device's SPIR-V target environment;
-//   2. replace f32 math with polynomial approximations, convert math, then
+//   2. expand powf (GLSL's pow is undefined for negative bases), replace
+//      f32 math with polynomial approximations, convert math, then
 //      gpu/arith/memref/scf to the spirv dialect; lower the entry-point ABI
 //      (one storage buffer per argument at set 0) and deduce the minimal
 //      version/capabilities/extensions;
@@ -78,6 +79,7 @@ static std::string wrapModule(const std::string &gpuModule) {
 
 static LogicalResult lowerToSpirv(mlir::ModuleOp module, std::string &error) {
   mlir::PassManager pm(module->getContext());
+  pm.addPass(codegen::createExpandPowfPass());
   pm.addPass(codegen::createApproximateMathPass());
   pm.addNestedPass<mlir::gpu::GPUModuleOp>(mlir::createConvertMathToSPIRVPass());
   pm.addPass(mlir::createConvertGPUToSPIRVPass());
@@ -150,6 +152,44 @@ static LogicalResult readLibraryModule(const std::string &path,
   return success();
 }
 
+/// Lowers the emitted gpu.module to a validated, optimized SPIR-V module.
+static LogicalResult lowerGeneratedModule(const std::string &gpuModule,
+                                          spv_target_env env,
+                                          std::vector<uint32_t> &words,
+                                          std::string &error) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                  mlir::gpu::GPUDialect, mlir::math::MathDialect,
+                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
+                  mlir::spirv::SPIRVDialect>();
+  mlir::MLIRContext context(registry);
+  context.disableMultithreading();
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    os << d.str() << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(wrapModule(gpuModule), &context);
+  if (!module) {
+    error = "internal error: the emitted GPU kernels do not parse: " + diagnostics;
+    return failure();
+  }
+  if (failed(lowerToSpirv(*module, error)))
+    return failure();
+  mlir::spirv::ModuleOp spirvModule;
+  module->walk([&](mlir::spirv::ModuleOp m) { spirvModule = m; });
+  llvm::SmallVector<uint32_t, 0> serialized;
+  if (!spirvModule || mlir::failed(mlir::spirv::serialize(spirvModule, serialized))) {
+    error = "serializing SPIR-V failed: " + diagnostics;
+    return failure();
+  }
+  words.assign(serialized.begin(), serialized.end());
+  return validateAndOptimize(words, env, "the generated kernels", error);
+
+}
+
 LogicalResult fuel::compileSpirv(const Graph &graph,
                                  const std::vector<KernelSpec> &kernels,
                                  const std::string &target,
@@ -166,42 +206,18 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
     return failure();
   }
   GpuDialectTarget dialect{
-      "#spirv.storage_class<Workgroup>",
+      "#spirv.storage_class<Workgroup>", "#spirv.storage_class<Function>",
       "spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [%N, 1, 1]>"};
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
     return failure();
 
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
-                  mlir::gpu::GPUDialect, mlir::math::MathDialect,
-                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::spirv::SPIRVDialect>();
-  mlir::MLIRContext context(registry);
-  context.disableMultithreading();
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    os << d.str() << "\n";
-    return mlir::success();
-  });
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(wrapModule(out.mlir), &context);
-  if (!module) {
-    error = "internal error: the emitted GPU kernels do not parse: " + diagnostics;
-    return failure();
-  }
-  if (failed(lowerToSpirv(*module, error)))
-    return failure();
-  mlir::spirv::ModuleOp spirvModule;
-  module->walk([&](mlir::spirv::ModuleOp m) { spirvModule = m; });
-  llvm::SmallVector<uint32_t, 0> serialized;
-  if (!spirvModule || mlir::failed(mlir::spirv::serialize(spirvModule, serialized))) {
-    error = "serializing SPIR-V failed: " + diagnostics;
-    return failure();
-  }
-  std::vector<uint32_t> generated(serialized.begin(), serialized.end());
-  if (failed(validateAndOptimize(generated, env->env, "the generated kernels", error)))
+  bool anyGenerated = false;
+  for (const GpuKernel &k : described)
+    for (const GpuDispatch &d : k.dispatches)
+      anyGenerated |= !d.isLibrary;
+  std::vector<uint32_t> generated;
+  if (anyGenerated && failed(lowerGeneratedModule(out.mlir, env->env, generated, error)))
     return failure();
 
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
@@ -211,7 +227,8 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
     out.modules[name + ".spv"] = bytesOf(words);
     modules.push_back({{"name", name}, {"spirv", encodeBase64(bytesOf(words))}});
   };
-  addModule("generated", generated);
+  if (anyGenerated)
+    addModule("generated", generated);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const GpuKernel &kernel : described) {
     nlohmann::ordered_json dispatches = nlohmann::ordered_json::array();
@@ -225,7 +242,7 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
         addModule(d.entry, words);
       }
       dispatches.push_back(
-          {{"module", d.isLibrary ? moduleIndex.at(d.entry) : 0},
+          {{"module", moduleIndex.at(d.isLibrary ? d.entry : "generated")},
            {"entry", d.isLibrary ? std::string("main") : d.entry},
            {"args", d.args},
            {"workgroup_size", d.workgroupSize},

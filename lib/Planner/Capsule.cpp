@@ -115,14 +115,16 @@ CapsuleRegistry CapsuleRegistry::builtin() {
     ShapePredicate predicate;
     double efficiency;
   };
-  // SPIR-V kernels use 32-bit indexing; their dtypes are those every
-  // Vulkan compute device stores (f32, i32); PTX and x86 cover every dtype.
+  // SPIR-V kernels use 32-bit indexing and have no bf16 (SPIR-V has no such
+  // type); other dtypes need device features the runtime checks at load
+  // (8/16-bit storage, shaderInt8/Float16/Int64/Float64). PTX and x86 cover
+  // every dtype.
   const Backend backends[] = {
       {DeviceKind::CPU, "x86", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
        false, true, {}, 0.6},
       {DeviceKind::CUDA, "ptx", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
        true, true, {}, 0.6},
-      {DeviceKind::Vulkan, "spirv", maskOf({F32, I32}), true, true,
+      {DeviceKind::Vulkan, "spirv", maskOf({F32, F16, F64, I8, I32, I64, U8, Bool}), false, true,
        {8, (int64_t(1) << 31) - 1}, 0.4},
   };
   CapsuleRegistry registry;

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct PlanFlags {
   std::string policy;
   std::string emit; // Default: text, unless an artifact is written.
   std::string output;
+  /// Directory to write the SPIR-V modules of the Vulkan kernels into.
+  std::string spirvDir;
   std::vector<std::string> allowDevices, pins, dims, preferProviders, routes;
   // Empty (or NaN, or false): not given; the policy file or default holds.
   std::string placer, trust, inputResidency, outputResidency;
@@ -43,6 +46,10 @@ struct PlanFlags {
   bool preferBitStable = false;
   bool noFusion = false;
 };
+
+/// Writes SPIR-V modules (file name -> bytes) of route `route` into `dir`.
+int writeSpirvModules(const std::string &dir, size_t route,
+                      const std::map<std::string, std::string> &modules);
 
 /// Prints diagnostics as they come, as text or as JSON Lines on stderr.
 void installRenderer(DiagnosticEngine &diag, const DriverOptions &options);

@@ -10,6 +10,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 using namespace fuel;
@@ -208,8 +209,8 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
     }
     routes.push_back(std::move(route));
   }
-  bool wantsCode = !flags.output.empty() || flags.emit == "mlir" ||
-                   flags.emit == "asm";
+  bool wantsCode = !flags.output.empty() || !flags.spirvDir.empty() ||
+                   flags.emit == "mlir" || flags.emit == "asm";
   std::vector<RouteCode> code(routes.size());
   for (size_t r = 0; r < routes.size() && wantsCode; ++r) {
     std::string error;
@@ -220,6 +221,9 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
       return finishWithErrors(diag, options);
     }
     routes[r].kernelBinaries = code[r].binaries;
+    if (!flags.spirvDir.empty())
+      if (int status = writeSpirvModules(flags.spirvDir, r, code[r].spirvModules))
+        return status;
     if (!code[r].missing.empty()) {
       std::string list;
       for (const std::string &k : code[r].missing)
@@ -258,6 +262,20 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
   }
   if (flags.emit == "plan-json" && several)
     std::cout << "]}\n";
+  return kSuccess;
+}
+
+int driver::writeSpirvModules(const std::string &dir, size_t route,
+                              const std::map<std::string, std::string> &modules) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const auto &[name, words] : modules) {
+    std::string file = name;
+    if (route)
+      file.insert(file.rfind('.'), "." + std::to_string(route));
+    if (int status = writeOutput((std::filesystem::path(dir) / file).string(), words))
+      return status;
+  }
   return kSuccess;
 }
 

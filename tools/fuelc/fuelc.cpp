@@ -59,11 +59,16 @@ int runDriver(int argc, char **argv) {
   addPlanOptions(plan, input, planFlags);
   plan->add_option("--emit", planFlags.emit,
                    "Print the plan to stdout as text, plan-json or dot "
-                   "(Graphviz), or the generated x86 kernels as mlir or asm "
-                   "(default: text, or nothing when writing an artifact)")
+                   "(Graphviz), the generated kernels as mlir (x86 then "
+                   "GPU), or the x86 kernels as asm (default: text, or "
+                   "nothing when writing an artifact)")
       ->check(CLI::IsMember({"text", "plan-json", "dot", "mlir", "asm"}));
   plan->add_option("-o,--output", planFlags.output,
                    "Write the .fplan artifact to this file");
+  plan->add_option("--spirv-dir", planFlags.spirvDir,
+                   "Write the Vulkan kernels' SPIR-V modules (validated and "
+                   "optimized, as in the artifact) into this directory, one "
+                   ".spv file each (route N>0: NAME.N.spv)");
   plan->add_option("--route", planFlags.routes,
                    "DEV,DEV,...: plan a route over these devices "
                    "(repeatable, in order of preference; the artifact carries "

@@ -51,8 +51,8 @@ struct GpuKernel {
 
 /// How a GPU target spells the parts of a gpu.func that differ.
 struct GpuDialectTarget {
-  /// The memory space of workgroup-shared arrays.
-  std::string workgroupSpace;
+  /// The memory spaces of workgroup-shared and of thread-private arrays.
+  std::string workgroupSpace, privateSpace;
   /// Extra attributes of a kernel function of workgroup size N, with `%N`
   /// standing for N.
   std::string kernelAttributes;

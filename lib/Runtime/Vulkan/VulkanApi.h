@@ -27,6 +27,7 @@ namespace fuel::runtime {
   X(vkEnumeratePhysicalDevices)                                                \
   X(vkGetPhysicalDeviceProperties)                                             \
   X(vkGetPhysicalDeviceFeatures)                                               \
+  X(vkGetPhysicalDeviceFeatures2)                                              \
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                  \
   X(vkGetPhysicalDeviceMemoryProperties)                                       \
   X(vkCreateDevice)                                                            \

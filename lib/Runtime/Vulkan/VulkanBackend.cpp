@@ -114,6 +114,7 @@ private:
   /// Room for `bytes` in the staging buffer (waiting, growing if needed).
   char *stage(size_t bytes, uint64_t &offset);
   VkPipeline pipelineFor(const SpirvDispatch &d, VkPipelineLayout layout);
+  const char *missingFeature(uint32_t capability) const;
 
   std::unique_ptr<VulkanApi> vk;
   VkInstance instance = VK_NULL_HANDLE;
@@ -121,7 +122,11 @@ private:
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memoryProperties{};
+  /// What the device supports, in the order the SPIR-V capabilities of
+  /// the kernels are checked against (missingFeature).
   VkPhysicalDeviceFeatures features{};
+  VkPhysicalDeviceVulkan11Features features11{};
+  VkPhysicalDeviceVulkan12Features features12{};
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t queueFamily = 0;
@@ -229,7 +234,7 @@ LogicalResult VulkanBackend::open(const DeviceInfo &info, std::string &why) {
   bool validate = validation && std::string(validation) == "1" && hasValidationLayer(*vk);
   auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "fuel-runtime";
-  app.apiVersion = VK_API_VERSION_1_1;
+  app.apiVersion = VK_API_VERSION_1_2;
   const char *layer = "VK_LAYER_KHRONOS_validation";
   const char *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   auto create = make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
@@ -283,7 +288,22 @@ LogicalResult VulkanBackend::open(const DeviceInfo &info, std::string &why) {
   }
   vk->vkGetPhysicalDeviceProperties(physical, &properties);
   vk->vkGetPhysicalDeviceMemoryProperties(physical, &memoryProperties);
-  vk->vkGetPhysicalDeviceFeatures(physical, &features);
+  // 8- and 16-bit types need Vulkan 1.2's feature structures.
+  features11 = make<VkPhysicalDeviceVulkan11Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  features12 = make<VkPhysicalDeviceVulkan12Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  auto all = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  bool modern = properties.apiVersion >= VK_API_VERSION_1_2;
+  if (modern) {
+    features11.pNext = &features12;
+    all.pNext = &features11;
+    vk->vkGetPhysicalDeviceFeatures2(physical, &all);
+    features = all.features;
+    features11.pNext = features12.pNext = nullptr;
+  } else {
+    vk->vkGetPhysicalDeviceFeatures(physical, &features);
+  }
   uint32_t families = 0;
   vk->vkGetPhysicalDeviceQueueFamilyProperties(physical, &families, nullptr);
   std::vector<VkQueueFamilyProperties> familyList(families);
@@ -305,14 +325,26 @@ LogicalResult VulkanBackend::open(const DeviceInfo &info, std::string &why) {
   // Generated kernels use 64-bit integers and doubles where the graph
   // needs them (integer pow, float to int casts); enabled when present,
   // checked per module at load.
-  VkPhysicalDeviceFeatures enabled{};
-  enabled.shaderInt64 = features.shaderInt64;
-  enabled.shaderFloat64 = features.shaderFloat64;
-  enabled.shaderInt16 = features.shaderInt16;
+  auto enabled = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  enabled.features.shaderInt64 = features.shaderInt64;
+  enabled.features.shaderFloat64 = features.shaderFloat64;
+  enabled.features.shaderInt16 = features.shaderInt16;
+  auto enabled11 = make<VkPhysicalDeviceVulkan11Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  auto enabled12 = make<VkPhysicalDeviceVulkan12Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  enabled11.storageBuffer16BitAccess = features11.storageBuffer16BitAccess;
+  enabled12.storageBuffer8BitAccess = features12.storageBuffer8BitAccess;
+  enabled12.shaderInt8 = features12.shaderInt8;
+  enabled12.shaderFloat16 = features12.shaderFloat16;
+  if (modern) {
+    enabled.pNext = &enabled11;
+    enabled11.pNext = &enabled12;
+  }
   auto deviceInfo = make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  deviceInfo.pNext = &enabled;
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
-  deviceInfo.pEnabledFeatures = &enabled;
   if (failed(check(vk->vkCreateDevice(physical, &deviceInfo, nullptr, &device),
                    "creating the Vulkan device", why)) ||
       !vk->loadDevice(device, why))
@@ -430,16 +462,27 @@ const Allocation *VulkanBackend::resolve(const char *address,
   return nullptr;
 }
 
-/// Whether the device supports the SPIR-V capability `cap`; the name of the
-/// missing feature otherwise.
-static const char *missingFeature(uint32_t cap, const VkPhysicalDeviceFeatures &f) {
+/// The device feature SPIR-V capability `cap` needs, when the device lacks
+/// it (nullptr when present or not a feature).
+const char *VulkanBackend::missingFeature(uint32_t cap) const {
+  auto need = [](VkBool32 present, const char *name) {
+    return present ? nullptr : name;
+  };
   switch (cap) {
+  case 9: // Float16
+    return need(features12.shaderFloat16, "shaderFloat16");
   case 10: // Float64
-    return f.shaderFloat64 ? nullptr : "shaderFloat64";
+    return need(features.shaderFloat64, "shaderFloat64");
   case 11: // Int64
-    return f.shaderInt64 ? nullptr : "shaderInt64";
+    return need(features.shaderInt64, "shaderInt64");
   case 22: // Int16
-    return f.shaderInt16 ? nullptr : "shaderInt16";
+    return need(features.shaderInt16, "shaderInt16");
+  case 39: // Int8
+    return need(features12.shaderInt8, "shaderInt8");
+  case 4433: // StorageBuffer16BitAccess
+    return need(features11.storageBuffer16BitAccess, "storageBuffer16BitAccess");
+  case 4448: // StorageBuffer8BitAccess
+    return need(features12.storageBuffer8BitAccess, "storageBuffer8BitAccess");
   default:
     return nullptr;
   }
@@ -455,7 +498,7 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
   }
   for (const SpirvModule &m : section.modules) {
     for (uint32_t cap : m.capabilities)
-      if (const char *feature = missingFeature(cap, features)) {
+      if (const char *feature = missingFeature(cap)) {
         error = "SPIR-V module '" + m.name + "' needs " + feature + ", which " +
                 properties.deviceName + " lacks";
         return failure();

@@ -3,9 +3,13 @@
 
 Usage: check-ops.py FUEL_REF WORKDIR
        check-ops.py --compiled FUELC FUEL_RUN WORKDIR
+       check-ops.py --compiled-vulkan FUELC FUEL_RUN WORKDIR
 
 The first form checks the reference interpreter; the second plans each case
-for the CPU (`fuelc plan -o`) and runs the generated kernels (`fuel-run`).
+for the CPU (`fuelc plan -o`) and runs the generated kernels (`fuel-run`);
+the third plans for the `ci` machine's Vulkan device alone, with the
+validation layer on (a message fails the case), and counts the cases whose
+op or dtype has no Vulkan kernel (planning fails with NoBackendForOp).
 Each case is one small graph with random inputs (fixed seed); numpy computes
 the expected result independently. Symbolic dims are planned at twice the
 extent the inputs bind, so the kernels run below their planned bounds.
@@ -20,7 +24,12 @@ import sys
 
 import numpy as np
 
-COMPILED = sys.argv[1] == "--compiled"
+COMPILED = sys.argv[1] in ("--compiled", "--compiled-vulkan")
+MACHINE_ARGS = ["--machine", "host"]
+if sys.argv[1] == "--compiled-vulkan":
+    MACHINE_ARGS = ["--machine", "ci", "--allow-device", "vulkan:0",
+                    "--input-residency", "vulkan:0", "--output-residency", "vulkan:0"]
+    os.environ["FUEL_VULKAN_VALIDATION"] = "1"
 if COMPILED:
     FUELC, FUEL_RUN, WORK = sys.argv[2:5]
 else:
@@ -40,7 +49,7 @@ def rand(*shape, dtype=np.float32, low=-2.0, high=2.0):
     return rng.uniform(low, high, size=shape).astype(dtype)
 
 
-passed, failed = 0, 0
+passed, failed, not_on_device = 0, 0, 0
 
 
 def run_graph(name, gpath, args, inputs, symbolic):
@@ -53,12 +62,17 @@ def run_graph(name, gpath, args, inputs, symbolic):
                 if isinstance(d, str):
                     dims += ["--dim", f"{d}={2 * extent}"]
         plan = gpath.replace(".json", ".fplan")
-        steps = [[FUELC, "plan", gpath, "--machine", "host", *dims, "-o", plan],
+        steps = [[FUELC, "plan", gpath, *MACHINE_ARGS, *dims, "-o", plan],
                  [FUEL_RUN, "-q", plan, *args]]
     else:
         steps = [[FUEL_REF, gpath, *args]]
     for cmd in steps:
         r = subprocess.run(cmd, capture_output=True, text=True)
+        if "NoBackendForOp" in r.stderr and "vulkan:0" in MACHINE_ARGS:
+            return None
+        if "vulkan validation" in r.stderr:
+            print(f"FAIL {name}: validation messages: {r.stderr.strip()}")
+            return False
         if r.returncode != 0:
             tool = os.path.basename(cmd[0])
             print(f"FAIL {name}: {tool} exited {r.returncode}: {r.stderr.strip()}")
@@ -72,7 +86,7 @@ def case(name, op, inputs, expected, attrs=None, outputs=None, rtol=1e-5,
     several outputs). `symbolic` gives some inputs a declared shape with
     symbols (bound by the array's extents); `operands` names the inputs the
     node reads (default: all)."""
-    global passed, failed
+    global passed, failed, not_on_device
     d = os.path.join(WORK, name)
     os.makedirs(d, exist_ok=True)
     graph_inputs, args = [], []
@@ -95,7 +109,11 @@ def case(name, op, inputs, expected, attrs=None, outputs=None, rtol=1e-5,
     out_paths = [os.path.join(d, f"out{i}.npy") for i in range(len(outs))]
     for p in out_paths:
         args += ["--output", p]
-    if not run_graph(name, gpath, args, inputs, symbolic):
+    ran = run_graph(name, gpath, args, inputs, symbolic)
+    if ran is None:
+        not_on_device += 1
+        return
+    if not ran:
         failed += 1
         return
     for p, want in zip(out_paths, expected):
@@ -305,5 +323,7 @@ want[:, 4:5] = step
 case("write_slice", "write_slice", [("c", cache), ("s", step), ("p", np.zeros(4, f32))], want,
      {"axis": 1, "offset": "P"}, symbolic={"p": ["P"]}, operands=["c", "s"])
 
+if not_on_device:
+    print(f"{not_on_device} cases have no kernel on the device")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
