@@ -19,80 +19,25 @@ OPENBLAS_L2_SIZE unset: its AVX-512 kernels, the faster setting here).
 """
 import json
 import os
-import re
 import struct
 import subprocess
 import sys
-import time
 
 for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     os.environ.pop(var, None)
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402  (after the BLAS environment is set)
 
+from benchlib import Bench, median, timed  # noqa: E402
+
 BUILD, WORK = sys.argv[1], sys.argv[2]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUELC = os.path.join(BUILD, "tools", "fuelc", "fuelc")
-FUEL_RUN = os.path.join(BUILD, "tools", "fuel-run", "fuel-run")
-os.makedirs(WORK, exist_ok=True)
+bench = Bench(BUILD, WORK, ["--machine", "host"])
+save, write_graph, plan, fuel_run = bench.save, bench.write_graph, bench.plan, bench.run
 rng = np.random.default_rng(0)
-REPEATS = 5
 
-
-def median(xs):
-    return sorted(xs)[len(xs) // 2]
-
-
-def write_graph(name, inputs, nodes, outputs, constants=()):
-    path = os.path.join(WORK, name + ".json")
-    json.dump({"format": "fuel.graph", "version": 1, "name": name,
-               "inputs": [{"name": n, "dtype": "f32", "shape": s} for n, s in inputs],
-               "constants": [{"name": n, "dtype": "f32", "shape": list(a.shape),
-                              "data": {"file": save(n, a)}} for n, a in constants],
-               "nodes": nodes, "outputs": outputs}, open(path, "w"))
-    return path
-
-
-def plan(graph, *flags):
-    out = graph.replace(".json", ".fplan")
-    subprocess.run([FUELC, "plan", graph, "--machine", "host", *flags, "-o", out], check=True)
-    return out
-
-
-def save(name, array):
-    path = os.path.join(WORK, name + ".npy")
-    np.save(path, array)
-    return path
-
-
-def fuel_run(artifact, inputs, threads, runs=REPEATS, profile=False):
-    """(median latency ms, load ms, {kernel label: ms per call})."""
-    cmd = [FUEL_RUN, "-q", artifact, "--threads", str(threads), "--bench", str(runs)]
-    for name, path in inputs.items():
-        cmd += ["--input", f"{name}={path}"]
-    if profile:
-        cmd.append("--profile")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    m = re.search(r"load ([\d.]+) ms .* median ([\d.]+) ms", out)
-    kernels = {}
-    for line in out.splitlines()[1:]:
-        parts = line.split("\t")
-        if len(parts) == 5 and parts[2].isdigit():
-            kernels[parts[0]] = float(parts[3]) / int(parts[2])
-    return float(m.group(2)), float(m.group(1)), kernels
-
-
-def timed(fn, runs=REPEATS):
-    fn()
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t) * 1e3)
-    return median(samples)
-
-
-rows = []
+rows = bench.rows
 
 # 1. Fused elementwise chain vs memcpy.
 n = 64 * 1024 * 1024
@@ -252,10 +197,7 @@ _, load_tf, _ = fuel_run(os.path.join(WORK, "encoder_block.fplan"), {"x": save("
 rows.append(("artifact load (transformer block, 12 kernels)", f"{load_tf:.2f} ms", "", None))
 rows.append((f"artifact load ({steps} kernels)", f"{load:.2f} ms", "", None))
 
-print("| benchmark | fuelc | reference (same run) | ratio |")
-print("|---|---|---|---|")
-for name, ours, ref, ratio in rows:
-    print(f"| {name} | {ours} | {ref} | {'' if ratio is None else f'{ratio:.2f}'} |")
+bench.print_table()
 print()
 print("Ratios: throughput / reference for bandwidth and GFLOP/s; reference time / fuelc time for")
 print("latencies (above 1: fuelc is faster); for dispatch, 1 us / measured.")

@@ -45,4 +45,12 @@ fi
   echo
   /usr/bin/python3 "$root/bench/x86_kernels.py" "$root/build" "$(mktemp -d)"
 } > "$results/x86-kernels.md"
+{
+  header "Vulkan kernels and runtime on $(vulkaninfo --summary 2>/dev/null | grep -m1 deviceName | cut -d= -f2 | xargs)"
+  echo "Kernel times from \`fuel-run --profile\` on vulkan:0 alone (inputs and outputs resident there)."
+  echo "Mesa lavapipe runs SPIR-V on the CPU: regression figures for fuelc's kernels and runtime, not"
+  echo "GPU figures. References measured in the same run, interleaved, medians."
+  echo
+  /usr/bin/python3 "$root/bench/vulkan_kernels.py" "$root/build" "$(mktemp -d)"
+} > "$results/vulkan-lavapipe.md"
 cat "$results"/*.md

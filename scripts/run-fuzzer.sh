@@ -29,6 +29,10 @@ if [ -x "$fuelc" ]; then
     "$fuelc" plan "$g" --dim B=4 --dim T=4 -o "$work/seeds/$name.fplan" >/dev/null 2>&1 || true
     "$fuelc" plan "$g" --dim B=4 --dim T=4 --emit plan-json > "$work/seeds/$name.plan.json" 2>/dev/null || true
   done
+  # A SPIR-V kernel section (generated kernels and the library sgemm).
+  "$fuelc" plan "$src/examples/mlp/mlp.json" --machine ci --dim B=4 --pin act=vulkan:0 \
+    --pin fc2=vulkan:0 -o "$work/mlp-vulkan.fplan" >/dev/null 2>&1 &&
+    "$fuelc" inspect "$work/mlp-vulkan.fplan" --section kernels.spirv > "$work/seeds/mlp.spirv.json" || true
 fi
 # ONNX models, for the ONNX importer.
 for script in "$src"/test/lit/onnx/make-*.py; do

@@ -177,35 +177,28 @@ LogicalResult codegen::emitGpuNormalization(GpuKernelEmitter &e, NodeId head,
     return f("addf", a, b);
   };
   auto identity = [](const std::string &v) { return v; };
-  // Row statistics, then the per-element formula.
-  std::function<std::string(const std::string &, const Coords &, Memo &)> formula;
+  // Row statistics: the max and sum of exponentials, or the mean and the
+  // inverse standard deviation (rms_norm: of the uncentered values).
+  bool rms = kind == OpKind::RmsNorm;
+  std::string mx, sum, logSum, mean, inv;
+  auto centered = [&](const std::string &v) {
+    return mean.empty() ? v : f("subf", v, mean);
+  };
   if (isSoftmax) {
-    std::string mx = reduceRow(e, x, rows, kept, -INFINITY, t, identity,
-                               [&](const std::string &a, const std::string &b) {
-                                 return combineReduction(e.s, OpKind::ReduceMax, dt,
-                                                         a, b, "");
-                               });
-    std::string sum = reduceRow(
+    mx = reduceRow(e, x, rows, kept, -INFINITY, t, identity,
+                   [&](const std::string &a, const std::string &b) {
+                     return combineReduction(e.s, OpKind::ReduceMax, dt, a, b, "");
+                   });
+    sum = reduceRow(
         e, x, rows, kept, 0, t,
         [&](const std::string &v) { return e.s.op("math.exp " + f("subf", v, mx), t); },
         add);
-    std::string logSum =
-        kind == OpKind::LogSoftmax ? e.s.op("math.log " + sum, t) : "";
-    formula = [&, mx, sum, logSum](const std::string &v, const Coords &,
-                                    Memo &) {
-      std::string d = f("subf", v, mx);
-      return logSum.empty() ? f("divf", e.s.op("math.exp " + d, t), sum)
-                            : f("subf", d, logSum);
-    };
+    if (kind == OpKind::LogSoftmax)
+      logSum = e.s.op("math.log " + sum, t);
   } else {
-    bool rms = kind == OpKind::RmsNorm;
     std::string count = e.s.indexToFloat(e.product(rows.reducedExtents), t);
-    std::string mean;
     if (!rms)
       mean = f("divf", reduceRow(e, x, rows, kept, 0, t, identity, add), count);
-    auto centered = [&, mean](const std::string &v) {
-      return rms ? v : f("subf", v, mean);
-    };
     std::string squares = reduceRow(
         e, x, rows, kept, 0, t,
         [&](const std::string &v) {
@@ -215,30 +208,30 @@ LogicalResult codegen::emitGpuNormalization(GpuKernelEmitter &e, NodeId head,
         add);
     double eps = graph.getFloat(head, AttrName::Eps, 1e-5);
     std::string var = f("divf", squares, count);
-    std::string inv = f("divf", e.s.constant(1, t),
-                        e.s.op("math.sqrt " + f("addf", var, e.s.constant(eps, t)), t));
-    std::vector<ValueRef> affine(graph.operands(head).begin() + 1,
-                                 graph.operands(head).end());
-    Shape reducedShape = rows.reducedShape;
-    formula = [&, centered, inv, affine, reducedShape](const std::string &v,
-                                                        const Coords &red,
-                                                        Memo &memo) {
-      std::string r = f("mulf", centered(v), inv);
-      Point normalized{reducedShape, red, ""};
-      for (size_t i = 0; i < affine.size(); ++i)
-        r = f(i == 0 ? "mulf" : "addf", r,
-              e.valueAt(affine[i], e.broadcast(affine[i], normalized), memo));
-      return r;
-    };
+    inv = f("divf", e.s.constant(1, t),
+            e.s.op("math.sqrt " + f("addf", var, e.s.constant(eps, t)), t));
   }
+  // Every thread writes its slice of the row.
   GpuKernelEmitter::Loop elems =
       e.beginFor(e.threadId, e.product(rows.reducedExtents),
                  e.c(GpuKernelEmitter::kWorkgroupSize));
   Coords red = e.delinearize(elems.iv, rows.reducedExtents);
   Coords at = rows.merge(kept, red);
   Memo memo;
-  std::string v = e.valueAt(x, pointOf(graph, x, at), memo);
-  memo[y] = rounded(e, formula(v, red, memo), graph.dtype(y));
+  std::string v = e.valueAt(x, pointOf(graph, x, at), memo), r;
+  if (isSoftmax) {
+    std::string d = f("subf", v, mx);
+    r = logSum.empty() ? f("divf", e.s.op("math.exp " + d, t), sum)
+                       : f("subf", d, logSum);
+  } else {
+    r = f("mulf", centered(v), inv);
+    Point normalized{rows.reducedShape, red, ""};
+    auto affine = graph.operands(head).subspan(1);
+    for (size_t i = 0; i < affine.size(); ++i)
+      r = f(i == 0 ? "mulf" : "addf", r,
+            e.valueAt(affine[i], e.broadcast(affine[i], normalized), memo));
+  }
+  memo[y] = rounded(e, r, graph.dtype(y));
   e.storeResults(pointOf(graph, y, at), memo);
   e.endFor(elems);
   e.endFor(row);

@@ -79,7 +79,9 @@ int runPlan(const std::string &input, const PlanFlags &flags,
             const DriverOptions &options);
 int runExplain(const std::string &input, const PlanFlags &flags,
                const std::string &node, const DriverOptions &options);
-int runInspect(const std::string &input, const DriverOptions &options);
+/// Lists the artifact's sections, or writes the one named `section`.
+int runInspect(const std::string &input, const std::string &section,
+               const DriverOptions &options);
 int runTargets(const std::string &printName);
 
 } // namespace fuel::driver

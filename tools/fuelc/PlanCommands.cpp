@@ -306,7 +306,8 @@ int driver::runExplain(const std::string &input, const PlanFlags &flags,
   return kSuccess;
 }
 
-int driver::runInspect(const std::string &input, const DriverOptions &options) {
+int driver::runInspect(const std::string &input, const std::string &section,
+                       const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
   std::string error;
@@ -320,6 +321,17 @@ int driver::runInspect(const std::string &input, const DriverOptions &options) {
   std::optional<ArtifactView> artifact = readArtifact(buffer, input, diag);
   if (!artifact)
     return finishWithErrors(diag, options);
+  if (!section.empty()) {
+    std::optional<std::string_view> bytes = artifact->section(section);
+    if (!bytes) {
+      SourceLocation loc;
+      loc.file = input;
+      diag.error(std::move(loc), "the artifact has no section '" + section + "'");
+      return finishWithErrors(diag, options);
+    }
+    std::cout << *bytes;
+    return kSuccess;
+  }
   std::cout << "fuelc artifact, format version " << kArtifactVersion << ", "
             << artifact->size() << " bytes, " << artifact->sections().size()
             << " sections (all hashes verified)\n";

@@ -88,6 +88,9 @@ int runDriver(int argc, char **argv) {
   CLI::App *inspect = app.add_subcommand(
       "inspect", "Validate a .fplan artifact and list its sections");
   inspect->add_option("artifact", input, "Artifact file")->required();
+  std::string sectionName;
+  inspect->add_option("--section", sectionName,
+                      "Write this section's bytes to stdout instead of the list");
   addCommonOptions(inspect, options);
 
   std::string printName;
@@ -111,7 +114,7 @@ int runDriver(int argc, char **argv) {
   if (targets->parsed())
     return runTargets(printName);
   if (inspect->parsed())
-    return runInspect(input, options);
+    return runInspect(input, sectionName, options);
   if (import->parsed())
     return runImport(input, output, options);
   return runPrint(input, output, options);

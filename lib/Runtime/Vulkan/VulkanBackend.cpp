@@ -245,8 +245,12 @@ LogicalResult VulkanBackend::open(const DeviceInfo &info, std::string &why) {
     create.enabledExtensionCount = 1;
     create.ppEnabledExtensionNames = &extension;
   }
-  if (failed(check(vk->vkCreateInstance(&create, nullptr, &instance),
-                   "creating a Vulkan instance", why)) ||
+  VkResult created = vk->vkCreateInstance(&create, nullptr, &instance);
+  if (created == VK_ERROR_INCOMPATIBLE_DRIVER) {
+    why = "no Vulkan driver is installed (the loader found no ICD)";
+    return failure();
+  }
+  if (failed(check(created, "creating a Vulkan instance", why)) ||
       !vk->loadInstance(instance, why))
     return failure();
   if (validate && vk->vkCreateDebugUtilsMessengerEXT) {

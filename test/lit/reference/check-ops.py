@@ -67,7 +67,10 @@ def run_graph(name, gpath, args, inputs, symbolic):
     else:
         steps = [[FUEL_REF, gpath, *args]]
     for cmd in steps:
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        env = dict(os.environ)
+        if COMPILED and cmd[0] == FUEL_RUN and os.environ.get("FUEL_VULKAN_PRELOAD"):
+            env["LD_PRELOAD"] = os.environ["FUEL_VULKAN_PRELOAD"]  # See lit.cfg.py.
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if "NoBackendForOp" in r.stderr and "vulkan:0" in MACHINE_ARGS:
             return None
         if "vulkan validation" in r.stderr:

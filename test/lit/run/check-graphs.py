@@ -50,7 +50,10 @@ def rand(shape, dtype=np.float32, low=-2.0, high=2.0):
 
 
 def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ)
+    if cmd[0] == FUEL_RUN and os.environ.get("FUEL_VULKAN_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["FUEL_VULKAN_PRELOAD"]  # See lit.cfg.py.
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     return r.returncode, r.stderr.strip()
 
 

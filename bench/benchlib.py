@@ -1,0 +1,82 @@
+"""Helpers shared by the kernel benchmarks: graphs written to a work
+directory, planned with fuelc, run with fuel-run (medians), and Markdown
+tables. Import after setting the BLAS environment (numpy loads it)."""
+import json
+import os
+import re
+import subprocess
+import time
+
+import numpy as np
+
+REPEATS = 5
+
+
+class Bench:
+    def __init__(self, build, work, machine_args):
+        self.fuelc = os.path.join(build, "tools", "fuelc", "fuelc")
+        self.fuel_run = os.path.join(build, "tools", "fuel-run", "fuel-run")
+        self.work = work
+        self.machine_args = machine_args
+        self.rows = []
+        os.makedirs(work, exist_ok=True)
+
+    def save(self, name, array):
+        path = os.path.join(self.work, name + ".npy")
+        np.save(path, array)
+        return path
+
+    def write_graph(self, name, inputs, nodes, outputs, constants=()):
+        path = os.path.join(self.work, name + ".json")
+        json.dump({"format": "fuel.graph", "version": 1, "name": name,
+                   "inputs": [{"name": n, "dtype": "f32", "shape": s} for n, s in inputs],
+                   "constants": [{"name": n, "dtype": "f32", "shape": list(a.shape),
+                                  "data": {"file": self.save(n, a)}} for n, a in constants],
+                   "nodes": nodes, "outputs": outputs}, open(path, "w"))
+        return path
+
+    def plan(self, graph, *flags):
+        out = graph.replace(".json", ".fplan")
+        subprocess.run([self.fuelc, "plan", graph, *self.machine_args, *flags, "-o", out],
+                       check=True)
+        return out
+
+    def run(self, artifact, inputs, threads, runs=REPEATS, profile=False):
+        """(median latency ms, load ms, {kernel label: ms per call})."""
+        cmd = [self.fuel_run, "-q", artifact, "--threads", str(threads), "--bench", str(runs)]
+        for name, path in inputs.items():
+            cmd += ["--input", f"{name}={path}"]
+        if profile:
+            cmd.append("--profile")
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        m = re.search(r"load ([\d.]+) ms .* median ([\d.]+) ms", out)
+        kernels = {}
+        for line in out.splitlines()[1:]:
+            parts = line.split("\t")
+            if len(parts) == 5 and parts[2].isdigit():
+                kernels[parts[0]] = float(parts[3]) / int(parts[2])
+        return float(m.group(2)), float(m.group(1)), kernels
+
+    def add(self, name, ours, reference, ratio):
+        self.rows.append((name, ours, reference, ratio))
+
+    def print_table(self):
+        print("| benchmark | fuelc | reference (same run) | ratio |")
+        print("|---|---|---|---|")
+        for name, ours, ref, ratio in self.rows:
+            print(f"| {name} | {ours} | {ref} | {'' if ratio is None else f'{ratio:.2f}'} |")
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def timed(fn, runs=REPEATS):
+    """Median milliseconds of `fn` over `runs` calls, after one warm-up."""
+    fn()
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1e3)
+    return median(samples)
