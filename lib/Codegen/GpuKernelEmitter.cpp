@@ -123,12 +123,7 @@ std::string GpuKernelEmitter::valueAt(ValueRef v, const Point &p, Memo &memo) {
     for (ValueRef u : graph.operands(n))
       operands.push_back(valueAt(u, broadcast(u, p), memo));
     result = emitScalarOp(s, n, operands);
-    // Rounded to the value's dtype, as if it had been stored.
-    if (t == DType::F16 || t == DType::BF16)
-      result = s.toCompute(s.toStorage(result, t), t);
-  } else if (inGroup(n) && graph.kind(n) == OpKind::Contiguous) {
-    ValueRef x = graph.operands(n)[0];
-    result = valueAt(x, broadcast(x, p), memo);
+    result = rounded(result, t); // As if it had been stored.
   } else {
     result = load(v, p);
   }
@@ -145,19 +140,42 @@ std::string GpuKernelEmitter::load(ValueRef v, const Point &p) {
   return s.toCompute(loaded, t);
 }
 
+void GpuKernelEmitter::store(ValueRef v, const Point &p, const std::string &value) {
+  unsigned arg = *argOf(v);
+  DType t = graph.dtype(v);
+  // Operands first: computing them writes ops.
+  std::string stored = s.toStorage(value, t);
+  std::string offset = elementOffset(arg, p);
+  s.body() << "    memref.store " << stored << ", %a" << arg << "[" << offset
+           << "] : memref<?x" << storageType(t) << ">\n";
+}
+
 void GpuKernelEmitter::storeResults(const Point &p, Memo &memo) {
-  for (unsigned a = 0; a < spec.args.size(); ++a) {
-    const KernelArg &arg = spec.args[a];
-    if (!arg.isResult)
-      continue;
-    Point q = broadcast(arg.value, p);
-    DType t = graph.dtype(arg.value);
-    // Operands first: computing them writes ops.
-    std::string v = s.toStorage(valueAt(arg.value, q, memo), t);
-    std::string offset = elementOffset(a, q);
-    s.body() << "    memref.store " << v << ", %a" << a << "[" << offset
-             << "] : memref<?x" << storageType(t) << ">\n";
-  }
+  for (const KernelArg &arg : spec.args)
+    if (arg.isResult) {
+      Point q = broadcast(arg.value, p);
+      store(arg.value, q, valueAt(arg.value, q, memo));
+    }
+}
+
+std::string GpuKernelEmitter::privateVariable(const std::string &type) {
+  std::string var = s.fresh();
+  top += "    " + var + " = memref.alloca() : memref<1x" + type + ", " +
+         target.privateSpace + ">\n";
+  return var;
+}
+
+std::string GpuKernelEmitter::loadVariable(const std::string &var,
+                                           const std::string &type) {
+  return s.op("memref.load " + var + "[" + c(0) + "]",
+              "memref<1x" + type + ", " + target.privateSpace + ">");
+}
+
+void GpuKernelEmitter::storeVariable(const std::string &var,
+                                     const std::string &type,
+                                     const std::string &value) {
+  s.body() << "    memref.store " << value << ", " << var << "[" << c(0)
+           << "] : memref<1x" << type << ", " << target.privateSpace << ">\n";
 }
 
 GpuKernelEmitter::Loop GpuKernelEmitter::beginFor(const std::string &lo,
@@ -165,33 +183,29 @@ GpuKernelEmitter::Loop GpuKernelEmitter::beginFor(const std::string &lo,
                                                   const std::string &step,
                                                   const std::string &init,
                                                   const std::string &type) {
-  // A carried value lives in a private one-element array rather than in
-  // scf.for iter_args: the SPIR-V conversion leaves the result of a loop
-  // that runs zero times undefined.
+  // A carried value lives in a private variable rather than in scf.for
+  // iter_args: the SPIR-V conversion leaves the result of a loop that runs
+  // zero times undefined.
   Loop l;
   if (!init.empty()) {
     l.type = type;
-    l.slot = s.fresh();
-    l.slotType = "memref<1x" + type + ", " + target.privateSpace + ">";
-    top += "    " + l.slot + " = memref.alloca() : " + l.slotType + "\n";
-    s.body() << "    memref.store " << init << ", " << l.slot << "[" << c(0)
-             << "] : " << l.slotType << "\n";
+    l.slot = privateVariable(type);
+    storeVariable(l.slot, type, init);
   }
   l.iv = s.fresh();
   s.body() << "    scf.for " << l.iv << " = " << lo << " to " << hi << " step "
            << step << " {\n";
   if (!init.empty())
-    l.carried = s.op("memref.load " + l.slot + "[" + c(0) + "]", l.slotType);
+    l.carried = loadVariable(l.slot, type);
   return l;
 }
 
 void GpuKernelEmitter::endFor(Loop &loop, const std::string &next) {
   if (!loop.type.empty())
-    s.body() << "    memref.store " << next << ", " << loop.slot << "[" << c(0)
-             << "] : " << loop.slotType << "\n";
+    storeVariable(loop.slot, loop.type, next);
   s.body() << "    }\n";
   if (!loop.type.empty())
-    loop.result = s.op("memref.load " + loop.slot + "[" + c(0) + "]", loop.slotType);
+    loop.result = loadVariable(loop.slot, loop.type);
 }
 
 GpuKernelEmitter::Loop GpuKernelEmitter::beginThreadLoop(const std::string &n) {
@@ -212,31 +226,76 @@ void GpuKernelEmitter::endIf() { s.body() << "    }\n"; }
 std::string GpuKernelEmitter::workgroupReduce(const std::string &value,
                                               const std::string &type,
                                               const Combine &combine) {
-  auto [it, inserted] = sharedArrays.try_emplace(type);
-  if (inserted) {
-    it->second = s.fresh();
-    top += "    " + it->second + " = memref.alloc() : " + sharedType(type) + "\n";
+  return workgroupReduce(std::vector<std::string>{value}, {type},
+                         [&](const std::vector<std::string> &a,
+                             const std::vector<std::string> &b) {
+                           return std::vector<std::string>{combine(a[0], b[0])};
+                         })[0];
+}
+
+std::vector<std::string>
+GpuKernelEmitter::workgroupReduce(const std::vector<std::string> &values,
+                                  const std::vector<std::string> &types,
+                                  const CombineTuple &combine) {
+  std::vector<std::string> arrays;
+  std::map<std::string, size_t> used;
+  for (const std::string &type : types) {
+    std::vector<std::string> &ofType = sharedArrays[type];
+    size_t n = used[type]++;
+    if (n == ofType.size()) {
+      ofType.push_back(s.fresh());
+      top += "    " + ofType.back() + " = memref.alloc() : " + sharedType(type) + "\n";
+    }
+    arrays.push_back(ofType[n]);
   }
-  const std::string &shared = it->second;
-  std::string memref = sharedType(type);
   std::ostringstream &os = s.body();
-  os << "    memref.store " << value << ", " << shared << "[" << threadId
-     << "] : " << memref << "\n    gpu.barrier\n";
+  auto load = [&](size_t i, const std::string &at) {
+    return s.op("memref.load " + arrays[i] + "[" + at + "]", sharedType(types[i]));
+  };
+  auto store = [&](const std::vector<std::string> &v) {
+    for (size_t i = 0; i < v.size(); ++i)
+      os << "    memref.store " << v[i] << ", " << arrays[i] << "[" << threadId
+         << "] : " << sharedType(types[i]) << "\n";
+  };
+  store(values);
+  os << "    gpu.barrier\n";
   for (int64_t width = kWorkgroupSize / 2; width >= 1; width /= 2) {
     beginIf(s.op("arith.cmpi ult, " + threadId + ", " + c(width), "index"));
     std::string other = ix("addi", threadId, c(width));
-    std::string a = s.op("memref.load " + shared + "[" + threadId + "]", memref);
-    std::string b = s.op("memref.load " + shared + "[" + other + "]", memref);
-    std::string combined = combine(a, b);
-    os << "    memref.store " << combined << ", " << shared << "[" << threadId
-       << "] : " << memref << "\n";
+    std::vector<std::string> mine, theirs;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      mine.push_back(load(i, threadId));
+      theirs.push_back(load(i, other));
+    }
+    store(combine(mine, theirs));
     endIf();
     os << "    gpu.barrier\n";
   }
-  std::string total = s.op("memref.load " + shared + "[" + c(0) + "]", memref);
-  // Nobody overwrites the array before every thread has read the total.
+  std::vector<std::string> total;
+  for (size_t i = 0; i < arrays.size(); ++i)
+    total.push_back(load(i, c(0)));
+  // Nobody overwrites the arrays before every thread has read the total.
   os << "    gpu.barrier\n";
   return total;
+}
+
+GpuKernelEmitter::Point GpuKernelEmitter::pointOf(ValueRef v, Coords at,
+                                                  std::string linear) const {
+  ShapeRef shape = graph.shape(v);
+  return {Shape(shape.begin(), shape.end()), std::move(at), std::move(linear)};
+}
+
+std::string GpuKernelEmitter::rounded(const std::string &v, DType t) {
+  if (t == DType::F16 || t == DType::BF16)
+    return s.toCompute(s.toStorage(v, t), t);
+  return v;
+}
+
+void GpuKernelEmitter::storeWithHead(NodeId head, const std::string &value,
+                                     const Point &p) {
+  Memo memo;
+  memo[{head, 0}] = rounded(value, graph.dtype({head, 0}));
+  storeResults(p, memo);
 }
 
 std::string GpuKernelEmitter::sharedType(const std::string &type) const {
@@ -305,27 +364,33 @@ LogicalResult GpuKernelEmitter::emit(std::string &module, GpuKernel &kernel,
               " (node '" + std::string(graph.name(n)) + "')";
       return failure();
     }
-    if (!isElementwiseOp(kind) && kind != OpKind::Contiguous)
+    if (!isElementwiseOp(kind))
       head = n;
   }
   LogicalResult result = success();
-  if (!head) {
-    result = emitGpuPointwise(*this, error);
-  } else {
-    switch (graph.kind(*head)) {
-    case OpKind::MatMul:
-    case OpKind::Linear:
-      result = emitGpuContraction(*this, *head, error);
-      break;
-    case OpKind::Softmax:
-    case OpKind::LogSoftmax:
-    case OpKind::LayerNorm:
-    case OpKind::RmsNorm:
-      result = emitGpuNormalization(*this, *head, error);
-      break;
-    default:
-      result = emitGpuReduction(*this, *head, error);
-    }
+  switch (head ? graph.kind(*head) : OpKind::Add) {
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    result = emitGpuNormalization(*this, *head, error);
+    break;
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+    result = emitGpuReduction(*this, *head, error);
+    break;
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+    result = emitGpuArgReduction(*this, *head, error);
+    break;
+  case OpKind::Split:
+    result = emitGpuSplit(*this, *head, error);
+    break;
+  default:
+    result = emitGpuPerElement(*this, head, error);
   }
   if (failed(result))
     return failure();

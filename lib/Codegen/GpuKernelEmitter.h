@@ -92,15 +92,26 @@ public:
   /// loaded when `v` comes from outside the group, computed when a fused
   /// node makes it.
   std::string valueAt(ValueRef v, const Point &p, Memo &memo);
+  /// The kernel's root value (the last node's result).
+  ValueRef root() const { return {spec.nodes.back(), 0}; }
+  /// The point of `v`'s domain at coordinates `at`.
+  Point pointOf(ValueRef v, Coords at, std::string linear = "") const;
+  /// `v` of dtype `t` rounded as if stored (half precision), for the
+  /// nodes that read it inside the kernel.
+  std::string rounded(const std::string &v, DType t);
+  /// Stores the results at `p` given the head's value there.
+  void storeWithHead(NodeId head, const std::string &value, const Point &p);
   /// Loads argument value `v` at `p`, in its compute type.
   std::string load(ValueRef v, const Point &p);
+  /// Stores `value` (compute-typed) into result `v` at `p` of v's domain.
+  void store(ValueRef v, const Point &p, const std::string &value);
   /// Stores every result argument at `p` of the root's domain.
   void storeResults(const Point &p, Memo &memo);
 
   /// `for (iv = lo; iv < hi; iv += step)`, optionally carrying a value of
   /// `type` from `init`: `carried` in the body, `result` after endFor.
   struct Loop {
-    std::string iv, carried, result, type, slot, slotType;
+    std::string iv, carried, result, type, slot;
   };
   Loop beginFor(const std::string &lo, const std::string &hi,
                 const std::string &step, const std::string &init = "",
@@ -108,6 +119,12 @@ public:
   void endFor(Loop &loop, const std::string &next = "");
   /// Grid-stride loops: over [0, n) by the grid's threads, or by its
   /// workgroups (one item per workgroup).
+  /// A thread-private variable of `type` (declared at the function's top),
+  /// read and written anywhere.
+  std::string privateVariable(const std::string &type);
+  std::string loadVariable(const std::string &var, const std::string &type);
+  void storeVariable(const std::string &var, const std::string &type,
+                     const std::string &value);
   Loop beginThreadLoop(const std::string &n);
   Loop beginGroupLoop(const std::string &n);
   void beginIf(const std::string &cond);
@@ -118,6 +135,13 @@ public:
       std::function<std::string(const std::string &, const std::string &)>;
   std::string workgroupReduce(const std::string &value, const std::string &type,
                               const Combine &combine);
+  /// The same for tuples (one workgroup array per element): `combine`
+  /// takes the tuples of a lower and a higher thread.
+  using CombineTuple = std::function<std::vector<std::string>(
+      const std::vector<std::string> &, const std::vector<std::string> &)>;
+  std::vector<std::string> workgroupReduce(const std::vector<std::string> &values,
+                                           const std::vector<std::string> &types,
+                                           const CombineTuple &combine);
 
 private:
   std::string elementOffset(unsigned arg, const Point &p);
@@ -129,7 +153,9 @@ private:
 
   std::vector<GpuDispatch> dispatches;
   std::string functions;
-  std::map<std::string, std::string> sharedArrays; // By element type.
+  /// Workgroup arrays by element type; a tuple reduction uses the n-th of
+  /// its type for its n-th element of that type.
+  std::map<std::string, std::vector<std::string>> sharedArrays;
   std::map<ValueRef, unsigned> args;
   std::string open; // The current gpu.func's header.
   std::string top;  // Its thread ids, parameters and workgroup arrays.
@@ -137,13 +163,18 @@ private:
 };
 
 // Per-family emitters: each writes the dispatches of its kernel.
-LogicalResult emitGpuPointwise(GpuKernelEmitter &e, std::string &error);
+/// One thread per element of the root: elementwise groups, and heads whose
+/// every element is computed on its own (contractions, windows, movement).
+LogicalResult emitGpuPerElement(GpuKernelEmitter &e, std::optional<NodeId> head,
+                                std::string &error);
+/// split: one thread per element of the input, stored into its part.
+LogicalResult emitGpuSplit(GpuKernelEmitter &e, NodeId head, std::string &error);
 LogicalResult emitGpuReduction(GpuKernelEmitter &e, NodeId head,
                                std::string &error);
+LogicalResult emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
+                                  std::string &error);
 LogicalResult emitGpuNormalization(GpuKernelEmitter &e, NodeId head,
                                    std::string &error);
-LogicalResult emitGpuContraction(GpuKernelEmitter &e, NodeId head,
-                                 std::string &error);
 
 } // namespace fuel::codegen
 

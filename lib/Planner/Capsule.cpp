@@ -47,9 +47,21 @@ bool fuel::isGpuCodegenOp(OpKind kind) {
   case OpKind::LogSoftmax:
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+  case OpKind::Conv2D:
+  case OpKind::MaxPool2D:
+  case OpKind::AvgPool2D:
   case OpKind::Contiguous:
+  case OpKind::Concat:
+  case OpKind::Split:
+  case OpKind::Gather:
+  case OpKind::Pad:
+  case OpKind::Copy:
+  case OpKind::Move:
+  case OpKind::Alloc:
     return true;
-  default:
+  default: // write_slice reads symbol values, which GPU kernels do not take.
     return false;
   }
 }
@@ -104,6 +116,28 @@ static bool isApproximate(OpKind kind) {
   }
 }
 
+/// Ops computed with exp, log, sin or cos, which SPIR-V (GLSL.std.450) has
+/// only for 16- and 32-bit floats.
+static bool usesTranscendentals(OpKind kind) {
+  switch (kind) {
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Tanh:
+  case OpKind::Sigmoid:
+  case OpKind::Gelu:
+  case OpKind::Silu:
+  case OpKind::Erf:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Pow:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    return true;
+  default:
+    return false;
+  }
+}
+
 CapsuleRegistry CapsuleRegistry::builtin() {
   using enum DType;
   struct Backend {
@@ -138,6 +172,8 @@ CapsuleRegistry CapsuleRegistry::builtin() {
       c.op = op;
       c.backend = b.kind;
       c.dtypes = b.dtypes;
+      if (b.kind == DeviceKind::Vulkan && usesTranscendentals(op))
+        c.dtypes &= ~maskOf({F64});
       c.provider = "fuelc-codegen";
       c.trust = TrustLevel::Checked;
       c.maxRelativeError = isApproximate(op) ? 1e-6 : 0;

@@ -41,7 +41,8 @@ static const std::vector<Preset> &presets() {
   "description": "the CI machine: host CPU + Mesa lavapipe (a Vulkan device that runs on the same CPU)",
   "devices": [)json" + cpu + R"json(,
     {"id": "vulkan:0", "name": "llvmpipe (Mesa lavapipe)", "target": "vulkan1.3",
-     "peak_flops": {"f32": 1.0e11, "f16": 5.0e10, "i8": 1.0e11, "i32": 1.0e11, "u8": 1.0e11, "bool": 1.0e11},
+     "peak_flops": {"f32": 1.0e11, "f64": 5.0e10, "f16": 5.0e10, "i8": 1.0e11, "i32": 1.0e11,
+                    "i64": 5.0e10, "u8": 1.0e11, "bool": 1.0e11},
      "memory_bandwidth": 2.0e10, "memory_capacity": 8589934592, "launch_overhead": 5e-5}],
   "links": [{"from": "cpu:0", "to": "vulkan:0", "bandwidth": 1.0e10, "latency": 2e-5}]
 })json"},
@@ -53,7 +54,8 @@ static const std::vector<Preset> &presets() {
                     "i8": 1.979e15, "i32": 3.35e13, "i64": 1.6e13, "u8": 1.979e15, "bool": 3.35e13},
      "memory_bandwidth": 4.8e12, "memory_capacity": 150323855360, "launch_overhead": 4e-6},
     {"id": "vulkan:0", "name": "NVIDIA H200 (Vulkan)", "target": "vulkan1.3",
-     "peak_flops": {"f32": 6.0e13, "f16": 1.2e14, "i8": 6.0e13, "i32": 3.0e13, "u8": 6.0e13, "bool": 3.0e13},
+     "peak_flops": {"f32": 6.0e13, "f64": 3.4e13, "f16": 1.2e14, "i8": 6.0e13, "i32": 3.0e13,
+                    "i64": 1.5e13, "u8": 6.0e13, "bool": 3.0e13},
      "memory_bandwidth": 4.0e12, "memory_capacity": 150323855360, "launch_overhead": 8e-6}],
   "links": [{"from": "cpu:0", "to": "cuda:0", "bandwidth": 5.5e10, "latency": 1e-5},
             {"from": "cpu:0", "to": "vulkan:0", "bandwidth": 5.0e10, "latency": 1.5e-5}]

@@ -103,9 +103,8 @@ private:
 /// Whether fuelc runs `kind` as a kernel (views, constants and inputs are not
 /// kernels; they are metadata or data).
 bool isKernelOp(OpKind kind);
-/// Whether fuelc's GPU code generators (SPIR-V, PTX) emit `kind`: the
-/// elementwise family, matmul/linear, the reductions but arg reductions,
-/// softmax, the normalizations and `contiguous`.
+/// Whether fuelc's GPU code generators (SPIR-V, PTX) emit `kind`: every
+/// kernel op but write_slice.
 bool isGpuCodegenOp(OpKind kind);
 
 } // namespace fuel
