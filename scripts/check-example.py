@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Plans an example graph for the CPU, runs it with fuel-run on random inputs
-and checks the outputs against the reference interpreter (fuel-ref).
+"""Plans an example graph for the CPU (or, with --vulkan, for the `ci`
+machine's Vulkan device alone), runs it with fuel-run on random inputs and
+checks the outputs against the reference interpreter (fuel-ref).
 
-Usage: check-example.py GRAPH.json BUILD_DIR WORKDIR [--extent N] [--bound N]
+Usage: check-example.py GRAPH.json BUILD_DIR WORKDIR [--extent N] [--bound N] [--vulkan]
 
 Symbolic dims are bound to --extent (default 3) by the inputs and planned
 with the bound --bound (default 8): the artifact runs any extent up to it. Prints the plan summary, the chosen
@@ -24,7 +25,12 @@ p.add_argument("build")
 p.add_argument("work")
 p.add_argument("--extent", type=int, default=3)
 p.add_argument("--bound", type=int, default=8)
+p.add_argument("--vulkan", action="store_true")
 args = p.parse_args()
+machine = ["--machine", "host"]
+if args.vulkan:
+    machine = ["--machine", "ci", "--allow-device", "vulkan:0", "--input-residency", "vulkan:0",
+               "--output-residency", "vulkan:0"]
 tools = {t: os.path.join(args.build, "tools", t, t) for t in ("fuelc", "fuel-run", "fuel-ref")}
 os.makedirs(args.work, exist_ok=True)
 graph = json.load(open(args.graph))
@@ -45,7 +51,10 @@ want = [os.path.join(args.work, f"want{i}.npy") for i in range(outs)]
 
 
 def run(cmd, show=False):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ)
+    if cmd[0] == tools["fuel-run"] and os.environ.get("FUEL_VULKAN_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["FUEL_VULKAN_PRELOAD"]  # See test/lit/lit.cfg.py.
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.stderr.write(r.stderr + f"{os.path.basename(cmd[0])} failed\n")
         sys.exit(1)
@@ -53,8 +62,8 @@ def run(cmd, show=False):
         print(r.stdout + r.stderr, end="", flush=True)
 
 
-run([tools["fuelc"], "plan", args.graph, "--machine", "host", *dims, "--emit", "text"], show=True)
-run([tools["fuelc"], "plan", args.graph, "--machine", "host", *dims, "-o", plan])
+run([tools["fuelc"], "plan", args.graph, *machine, *dims, "--emit", "text"], show=True)
+run([tools["fuelc"], "plan", args.graph, *machine, *dims, "-o", plan])
 run([tools["fuel-run"], plan, *bindings, *[a for g in got for a in ("--output", g)]], show=True)
 run([tools["fuel-ref"], args.graph, *bindings, *[a for w in want for a in ("--output", w)]])
 ok = True
