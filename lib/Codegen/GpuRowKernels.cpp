@@ -50,6 +50,33 @@ struct RowSplit {
 };
 } // namespace
 
+namespace {
+/// The walk over a reduction's results, one per workgroup: `kept` are the
+/// input coordinates of the current result `outAt`.
+struct ResultRows {
+  RowSplit rows;
+  GpuKernelEmitter::Loop loop;
+  Coords outAt, kept;
+};
+} // namespace
+
+/// Starts the dispatch of reduction `head` over its input `x`.
+static ResultRows beginResultRows(GpuKernelEmitter &e, NodeId head, ValueRef x,
+                                  const std::vector<bool> &reduced) {
+  bool keepDims = e.graph.getBool(head, AttrName::KeepDims, false);
+  e.beginDispatch({*e.argOf(e.root()), {}, 1});
+  ResultRows r{RowSplit(e, x, reduced), {}, {}, {}};
+  Coords outExtents = e.extents({head, 0});
+  r.loop = e.beginGroupLoop(e.product(outExtents));
+  r.outAt = e.delinearize(r.loop.iv, outExtents);
+  for (size_t d = 0, pos = 0; d < reduced.size(); ++d) {
+    if (!reduced[d])
+      r.kept.push_back(r.outAt[pos]);
+    pos += !reduced[d] || keepDims;
+  }
+  return r;
+}
+
 /// Combines fn(x) over the reduced elements of one row: each thread walks a
 /// strided slice, then the workgroup combines the partial results.
 static std::string reduceRow(GpuKernelEmitter &e, ValueRef x,
@@ -80,33 +107,23 @@ LogicalResult codegen::emitGpuReduction(GpuKernelEmitter &e, NodeId head,
     for (int64_t axis : graph.intsAttr(*a))
       reduced[*normalizeAxis(axis, rank)] = true;
   }
-  bool keepDims = graph.getBool(head, AttrName::KeepDims, false);
   DType in = graph.dtype(x);
   std::string ctype = computeType(in);
-  e.beginDispatch({*e.argOf(e.root()), {}, 1});
-  RowSplit rows(e, x, reduced);
-  Coords outExtents = e.extents(y);
-  GpuKernelEmitter::Loop row = e.beginGroupLoop(e.product(outExtents));
-  Coords outAt = e.delinearize(row.iv, outExtents), kept;
-  for (size_t d = 0, pos = 0; d < rank; ++d) {
-    if (!reduced[d])
-      kept.push_back(outAt[pos]);
-    pos += !reduced[d] || keepDims;
-  }
+  ResultRows r = beginResultRows(e, head, x, reduced);
   auto combine = [&](const std::string &acc, const std::string &v) {
     return combineReduction(e.s, kind, in, acc, v, "");
   };
   std::string total =
-      reduceRow(e, x, rows, kept, reductionIdentity(kind, in), ctype,
+      reduceRow(e, x, r.rows, r.kept, reductionIdentity(kind, in), ctype,
                 [](const std::string &v) { return v; }, combine);
   if (kind == OpKind::ReduceMean) {
-    std::string count = e.s.indexToFloat(e.product(rows.reducedExtents), ctype);
+    std::string count = e.s.indexToFloat(e.product(r.rows.reducedExtents), ctype);
     total = e.s.op("arith.divf " + total + ", " + count, ctype);
   }
   e.beginIf(e.s.op("arith.cmpi eq, " + e.threadId + ", " + e.c(0), "index"));
-  e.storeWithHead(head, total, e.pointOf(y, outAt, row.iv));
+  e.storeWithHead(head, total, e.pointOf(y, r.outAt, r.loop.iv));
   e.endIf();
-  e.endFor(row);
+  e.endFor(r.loop);
   return success();
 }
 
@@ -119,20 +136,10 @@ LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
   unsigned axis = *normalizeAxis(graph.getInt(head, AttrName::Axis, 0), rank);
   std::vector<bool> reduced(rank, false);
   reduced[axis] = true;
-  bool keepDims = graph.getBool(head, AttrName::KeepDims, false);
   DType in = graph.dtype(x);
   std::string t = computeType(in);
   bool fp = isFloat(in);
-  e.beginDispatch({*e.argOf(e.root()), {}, 1});
-  RowSplit rows(e, x, reduced);
-  Coords outExtents = e.extents(y);
-  GpuKernelEmitter::Loop row = e.beginGroupLoop(e.product(outExtents));
-  Coords outAt = e.delinearize(row.iv, outExtents), kept;
-  for (size_t d = 0, pos = 0; d < rank; ++d) {
-    if (!reduced[d])
-      kept.push_back(outAt[pos]);
-    pos += !reduced[d] || keepDims;
-  }
+  ResultRows r = beginResultRows(e, head, x, reduced);
   // `a` beats `b`: strictly greater (smaller), so the first extreme wins
   // and NaN never does.
   std::string pred = fp ? (isMax ? "ogt" : "olt")
@@ -156,10 +163,10 @@ LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
                                          t));
   e.storeVariable(at, "i32", e.s.constant(0, "i32"));
   GpuKernelEmitter::Loop scan =
-      e.beginFor(e.threadId, e.product(rows.reducedExtents),
+      e.beginFor(e.threadId, e.product(r.rows.reducedExtents),
                  e.c(GpuKernelEmitter::kWorkgroupSize));
   Memo memo;
-  Coords full = rows.merge(kept, {scan.iv});
+  Coords full = r.rows.merge(r.kept, {scan.iv});
   std::string v = e.valueAt(x, e.pointOf(x, full), memo);
   std::string current = e.loadVariable(best, t), index = e.loadVariable(at, "i32");
   std::string better = beats(v, current);
@@ -185,9 +192,9 @@ LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
       });
   e.beginIf(e.s.op("arith.cmpi eq, " + e.threadId + ", " + e.c(0), "index"));
   std::string index64 = e.s.op("arith.extsi " + winner[1] + " : i32 to i64", "");
-  e.storeWithHead(head, index64, e.pointOf(y, outAt, row.iv));
+  e.storeWithHead(head, index64, e.pointOf(y, r.outAt, r.loop.iv));
   e.endIf();
-  e.endFor(row);
+  e.endFor(r.loop);
   return success();
 }
 

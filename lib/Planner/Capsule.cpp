@@ -91,31 +91,6 @@ static bool reducesInParallel(OpKind kind) {
   }
 }
 
-/// Ops computed with rounded transcendental approximations.
-static bool isApproximate(OpKind kind) {
-  switch (kind) {
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Sqrt:
-  case OpKind::Rsqrt:
-  case OpKind::Tanh:
-  case OpKind::Sigmoid:
-  case OpKind::Gelu:
-  case OpKind::Silu:
-  case OpKind::Erf:
-  case OpKind::Sin:
-  case OpKind::Cos:
-  case OpKind::Pow:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::LayerNorm:
-  case OpKind::RmsNorm:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /// Ops computed with exp, log, sin or cos, which SPIR-V (GLSL.std.450) has
 /// only for 16- and 32-bit floats.
 static bool usesTranscendentals(OpKind kind) {
@@ -136,6 +111,14 @@ static bool usesTranscendentals(OpKind kind) {
   default:
     return false;
   }
+}
+
+/// Ops computed with rounded transcendental approximations (or a square
+/// root).
+static bool isApproximate(OpKind kind) {
+  return usesTranscendentals(kind) || kind == OpKind::Sqrt ||
+         kind == OpKind::Rsqrt || kind == OpKind::LayerNorm ||
+         kind == OpKind::RmsNorm;
 }
 
 CapsuleRegistry CapsuleRegistry::builtin() {
