@@ -244,7 +244,11 @@ GpuKernelEmitter::workgroupReduce(const std::vector<std::string> &values,
     size_t n = used[type]++;
     if (n == ofType.size()) {
       ofType.push_back(s.fresh());
-      top += "    " + ofType.back() + " = memref.alloc() : " + sharedType(type) + "\n";
+      if (target.workgroupAttributions)
+        attributions += (attributions.empty() ? "" : ", ") + ofType.back() + " : " +
+                        sharedType(type);
+      else
+        top += "    " + ofType.back() + " = memref.alloc() : " + sharedType(type) + "\n";
     }
     arrays.push_back(ofType[n]);
   }
@@ -316,11 +320,12 @@ void GpuKernelEmitter::beginDispatch(const GpuGrid &grid) {
   for (unsigned a = 0; a < spec.args.size(); ++a)
     open += "%a" + std::to_string(a) + ": memref<?x" +
             storageType(graph.dtype(spec.args[a].value)) + ">, ";
-  std::string attributes = target.kernelAttributes;
+  attributes = target.kernelAttributes;
   std::string size = std::to_string(kWorkgroupSize);
   for (size_t at; (at = attributes.find("%N")) != std::string::npos;)
     attributes.replace(at, 2, size);
-  open += "%params: memref<?xi32>) kernel attributes {" + attributes + "} {\n";
+  open += "%params: memref<?xi32>)";
+  attributes = " kernel attributes {" + attributes + "} {\n";
   threadId = s.fresh(), groupId = s.fresh(), numGroups = s.fresh();
   top = "    " + threadId + " = gpu.thread_id x\n    " + groupId +
         " = gpu.block_id x\n    " + numGroups + " = gpu.grid_dim x\n";
@@ -345,8 +350,12 @@ void GpuKernelEmitter::finishFunction() {
     return;
   std::string constants, body;
   s.takeFunction(constants, body);
-  functions += open + constants + top + body + "    gpu.return\n  }\n";
+  std::string workgroup =
+      attributions.empty() ? "" : " workgroup(" + attributions + ")";
+  functions += open + workgroup + attributes + constants + top + body +
+               "    gpu.return\n  }\n";
   open.clear();
+  attributions.clear();
   top.clear();
   paramWords.clear();
   sharedArrays.clear();

@@ -157,7 +157,9 @@ private:
   /// its type for its n-th element of that type.
   std::map<std::string, std::vector<std::string>> sharedArrays;
   std::map<ValueRef, unsigned> args;
-  std::string open; // The current gpu.func's header.
+  // The current gpu.func's header: signature, workgroup attributions and
+  // attributes.
+  std::string open, attributions, attributes;
   std::string top;  // Its thread ids, parameters and workgroup arrays.
   std::map<unsigned, std::string> paramWords;
 };

@@ -2,6 +2,7 @@
 
 #include "fuel/Codegen/PlanCodegen.h"
 
+#include "fuel/Codegen/PtxCodegen.h"
 #include "fuel/Codegen/SpirvCodegen.h"
 #include "fuel/Codegen/X86Codegen.h"
 
@@ -73,17 +74,29 @@ static LogicalResult generateSpirv(const Graph &graph, const ExecutionPlan &plan
   return success();
 }
 
+static LogicalResult generatePtx(const Graph &graph, const ExecutionPlan &plan,
+                                 RouteCode &code, std::string &error) {
+  const DeviceSpec *device;
+  std::vector<KernelSpec> kernels = kernelsOn(plan, DeviceKind::CUDA, device);
+  if (kernels.empty())
+    return success();
+  PtxOutput out;
+  if (failed(compilePtx(graph, kernels, device->target, out, error)))
+    return failure();
+  code.binaries["ptx"] = std::move(out.section);
+  code.mlir += out.mlir;
+  code.ptx = std::move(out.ptx);
+  code.ptxUnverified = !out.verified;
+  return success();
+}
+
 LogicalResult fuel::generateRouteCode(const Graph &graph,
                                       const ExecutionPlan &plan,
                                       const KernelLibraries &libraries,
                                       bool wantAssembly, RouteCode &code,
                                       std::string &error) {
-  for (const KernelSpec &spec : plan.kernels) {
-    const DeviceSpec &d = plan.machine->devices[plan.deviceOf[spec.nodes.back()]];
-    if (d.ref.kind == DeviceKind::CUDA)
-      code.missing.push_back(spec.symbol + " (" + formatDevice(d.ref) + ")");
-  }
-  if (failed(generateX86(graph, plan, libraries, wantAssembly, code, error)))
+  if (failed(generateX86(graph, plan, libraries, wantAssembly, code, error)) ||
+      failed(generateSpirv(graph, plan, libraries, code, error)))
     return failure();
-  return generateSpirv(graph, plan, libraries, code, error);
+  return generatePtx(graph, plan, code, error);
 }

@@ -17,6 +17,7 @@
 #include "fuel/Codegen/SpirvCodegen.h"
 
 #include "ApproximateMath.h"
+#include "GpuSection.h"
 
 #include "fuel/Codegen/GpuKernels.h"
 #include "fuel/Support/Base64.h"
@@ -207,7 +208,8 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
   }
   GpuDialectTarget dialect{
       "#spirv.storage_class<Workgroup>", "#spirv.storage_class<Function>",
-      "spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [%N, 1, 1]>"};
+      "spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [%N, 1, 1]>",
+      /*workgroupAttributions=*/false};
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
     return failure();
@@ -229,31 +231,23 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
   };
   if (anyGenerated)
     addModule("generated", generated);
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const GpuKernel &kernel : described) {
-    nlohmann::ordered_json dispatches = nlohmann::ordered_json::array();
+  // Library modules, each validated and optimized like the generated one.
+  for (const GpuKernel &kernel : described)
     for (const GpuDispatch &d : kernel.dispatches) {
-      if (d.isLibrary && !moduleIndex.count(d.entry)) {
-        std::vector<uint32_t> words;
-        if (failed(readLibraryModule(libraryDir + "/" + d.entry + ".spv", words, error)) ||
-            failed(validateAndOptimize(words, env->env,
-                                       "library kernel '" + d.entry + "'", error)))
-          return failure();
-        addModule(d.entry, words);
-      }
-      dispatches.push_back(
-          {{"module", moduleIndex.at(d.isLibrary ? d.entry : "generated")},
-           {"entry", d.isLibrary ? std::string("main") : d.entry},
-           {"args", d.args},
-           {"workgroup_size", d.workgroupSize},
-           {"grid",
-            {{"arg", d.grid.arg},
-             {"skip_axes", d.grid.skipAxes},
-             {"per_group", d.grid.perGroup}}},
-           {"constants", d.constants}});
+      if (!d.isLibrary || moduleIndex.count(d.entry))
+        continue;
+      std::vector<uint32_t> words;
+      if (failed(readLibraryModule(libraryDir + "/" + d.entry + ".spv", words, error)) ||
+          failed(validateAndOptimize(words, env->env,
+                                     "library kernel '" + d.entry + "'", error)))
+        return failure();
+      addModule(d.entry, words);
     }
-    list.push_back({{"symbol", kernel.symbol}, {"dispatches", std::move(dispatches)}});
-  }
+  nlohmann::ordered_json list = codegen::describeGpuKernels(
+      described, [&](const GpuDispatch &d) {
+        return d.isLibrary ? std::make_pair(moduleIndex.at(d.entry), std::string("main"))
+                           : std::make_pair(moduleIndex.at("generated"), d.entry);
+      });
   nlohmann::ordered_json section;
   section["format"] = "fuel.spirv-kernels";
   section["version"] = 1;

@@ -14,8 +14,7 @@ std::unique_ptr<Backend> runtime::createBackend(const DeviceInfo &device,
   case DeviceKind::Vulkan:
     return createVulkanBackend(device, why);
   case DeviceKind::CUDA:
-    why = "this runtime has no CUDA backend yet";
-    return nullptr;
+    return createCudaBackend(device, why);
   }
   why = "unknown device kind";
   return nullptr;

@@ -111,6 +111,8 @@ std::unique_ptr<Backend> createCpuBackend(const DeviceInfo &device,
                                           unsigned threads, std::string &why);
 std::unique_ptr<Backend> createVulkanBackend(const DeviceInfo &device,
                                              std::string &why);
+std::unique_ptr<Backend> createCudaBackend(const DeviceInfo &device,
+                                           std::string &why);
 
 } // namespace fuel::runtime
 

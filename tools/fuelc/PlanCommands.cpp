@@ -210,8 +210,9 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
     routes.push_back(std::move(route));
   }
   bool wantsCode = !flags.output.empty() || !flags.spirvDir.empty() ||
-                   flags.emit == "mlir" || flags.emit == "asm";
+                   flags.emit == "mlir" || flags.emit == "asm" || flags.emit == "ptx";
   std::vector<RouteCode> code(routes.size());
+  bool warnedPtx = false;
   for (size_t r = 0; r < routes.size() && wantsCode; ++r) {
     std::string error;
     KernelLibraries libraries{FUEL_X86_KERNEL_LIBRARY, FUEL_SPIRV_KERNEL_DIR};
@@ -224,13 +225,10 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
     if (!flags.spirvDir.empty())
       if (int status = writeSpirvModules(flags.spirvDir, r, code[r].spirvModules))
         return status;
-    if (!code[r].missing.empty()) {
-      std::string list;
-      for (const std::string &k : code[r].missing)
-        list += (list.empty() ? "" : ", ") + k;
-      diag.warning({}, "route " + std::to_string(r) +
-                           ": no code generator for these kernels' devices "
-                           "yet, so the route will not load: " + list);
+    if (code[r].ptxUnverified && !warnedPtx) {
+      diag.warning({}, "ptxas was not found: the PTX kernels were not assembled, "
+                       "so they are not verified");
+      warnedPtx = true;
     }
   }
   if (!flags.output.empty()) {
@@ -240,9 +238,9 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
     if (code != kSuccess || flags.emit.empty())
       return code;
   }
-  if (flags.emit == "mlir" || flags.emit == "asm") {
+  if (flags.emit == "mlir" || flags.emit == "asm" || flags.emit == "ptx") {
     for (const RouteCode &c : code)
-      std::cout << (flags.emit == "mlir" ? c.mlir : c.assembly);
+      std::cout << (flags.emit == "mlir" ? c.mlir : flags.emit == "asm" ? c.assembly : c.ptx);
     return kSuccess;
   }
   bool several = !flags.routes.empty();

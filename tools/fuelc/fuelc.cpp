@@ -60,9 +60,9 @@ int runDriver(int argc, char **argv) {
   plan->add_option("--emit", planFlags.emit,
                    "Print the plan to stdout as text, plan-json or dot "
                    "(Graphviz), the generated kernels as mlir (x86 then "
-                   "GPU), or the x86 kernels as asm (default: text, or "
-                   "nothing when writing an artifact)")
-      ->check(CLI::IsMember({"text", "plan-json", "dot", "mlir", "asm"}));
+                   "GPU), the x86 kernels as asm or the CUDA kernels as ptx "
+                   "(default: text, or nothing when writing an artifact)")
+      ->check(CLI::IsMember({"text", "plan-json", "dot", "mlir", "asm", "ptx"}));
   plan->add_option("-o,--output", planFlags.output,
                    "Write the .fplan artifact to this file");
   plan->add_option("--spirv-dir", planFlags.spirvDir,

@@ -17,6 +17,7 @@
 #define FUEL_CODEGEN_GPUKERNELS_H
 
 #include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/LogicalResult.h"
 
 #include <cstdint>
 #include <string>
@@ -56,6 +57,9 @@ struct GpuDialectTarget {
   /// Extra attributes of a kernel function of workgroup size N, with `%N`
   /// standing for N.
   std::string kernelAttributes;
+  /// Workgroup arrays are gpu.func workgroup attributions (NVVM), or
+  /// memref.alloc in the workgroup space (SPIR-V).
+  bool workgroupAttributions = false;
 };
 
 /// Writes the `gpu.module @kernels` of `kernels` (one gpu.func per generated

@@ -1,9 +1,8 @@
 //===- PlanCodegen.h - Generating the kernels of a plan ---------*- C++ -*-===//
 //
 // Hands each kernel of a planned route to the code generator of its
-// device's backend: x86-64 for CPUs, SPIR-V for Vulkan devices. Backends
-// without a code generator yet (CUDA) leave their kernels out; the runtime
-// then refuses such a route at load (fail-fast), naming the kernel.
+// device's backend: x86-64 for CPUs, SPIR-V for Vulkan devices, PTX for
+// CUDA devices.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_CODEGEN_PLANCODEGEN_H
@@ -27,15 +26,16 @@ struct KernelLibraries {
 
 struct RouteCode {
   /// Kernel sections by backend name (`x86`: an ELF shared object,
-  /// `spirv`: the fuel.spirv-kernels section).
+  /// `spirv`: the fuel.spirv-kernels section, `ptx`: fuel.ptx-kernels).
   std::map<std::string, std::string> binaries;
   /// The MLIR of the x86 kernels then of the GPU kernels, and the assembly
   /// of the x86 kernels (for --emit).
   std::string mlir, assembly;
-  /// SPIR-V binaries by file name (for --emit=spirv-dir).
+  /// SPIR-V binaries by file name (for --spirv-dir), and the PTX (for
+  /// --emit=ptx), which no ptxas checked when `ptxUnverified`.
   std::map<std::string, std::string> spirvModules;
-  /// Kernels whose backend has no code generator yet.
-  std::vector<std::string> missing;
+  std::string ptx;
+  bool ptxUnverified = false;
 };
 
 LogicalResult generateRouteCode(const Graph &graph, const ExecutionPlan &plan,

@@ -4,12 +4,15 @@
 Usage: check-ops.py FUEL_REF WORKDIR
        check-ops.py --compiled FUELC FUEL_RUN WORKDIR
        check-ops.py --compiled-vulkan FUELC FUEL_RUN WORKDIR
+       check-ops.py --compiled-ptx FUELC FUEL_RUN WORKDIR
 
 The first form checks the reference interpreter; the second plans each case
 for the CPU (`fuelc plan -o`) and runs the generated kernels (`fuel-run`);
 the third plans for the `ci` machine's Vulkan device alone, with the
 validation layer on (a message fails the case), and counts the cases whose
-op or dtype has no Vulkan kernel (planning fails with NoBackendForOp).
+op or dtype has no Vulkan kernel (planning fails with NoBackendForOp); the
+fourth compiles each case for the `h200` machine's CUDA device alone (PTX,
+assembled by ptxas for sm_90) without running it (no GPU here).
 Each case is one small graph with random inputs (fixed seed); numpy computes
 the expected result independently. Symbolic dims are planned at twice the
 extent the inputs bind, so the kernels run below their planned bounds.
@@ -24,8 +27,12 @@ import sys
 
 import numpy as np
 
-COMPILED = sys.argv[1] in ("--compiled", "--compiled-vulkan")
+COMPILED = sys.argv[1] in ("--compiled", "--compiled-vulkan", "--compiled-ptx")
+PLAN_ONLY = sys.argv[1] == "--compiled-ptx"
 MACHINE_ARGS = ["--machine", "host"]
+if PLAN_ONLY:
+    MACHINE_ARGS = ["--machine", "h200", "--allow-device", "cuda:0",
+                    "--input-residency", "cuda:0", "--output-residency", "cuda:0"]
 if sys.argv[1] == "--compiled-vulkan":
     MACHINE_ARGS = ["--machine", "ci", "--allow-device", "vulkan:0",
                     "--input-residency", "vulkan:0", "--output-residency", "vulkan:0"]
@@ -63,7 +70,7 @@ def run_graph(name, gpath, args, inputs, symbolic):
                     dims += ["--dim", f"{d}={2 * extent}"]
         plan = gpath.replace(".json", ".fplan")
         steps = [[FUELC, "plan", gpath, *MACHINE_ARGS, *dims, "-o", plan],
-                 [FUEL_RUN, "-q", plan, *args]]
+                 [FUEL_RUN, "-q", plan, *args]][:1 if PLAN_ONLY else 2]
     else:
         steps = [[FUEL_REF, gpath, *args]]
     for cmd in steps:
@@ -71,8 +78,11 @@ def run_graph(name, gpath, args, inputs, symbolic):
         if COMPILED and cmd[0] == FUEL_RUN and os.environ.get("FUEL_VULKAN_PRELOAD"):
             env["LD_PRELOAD"] = os.environ["FUEL_VULKAN_PRELOAD"]  # See lit.cfg.py.
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if "NoBackendForOp" in r.stderr and "vulkan:0" in MACHINE_ARGS:
+        if "NoBackendForOp" in r.stderr and "--allow-device" in MACHINE_ARGS:
             return None
+        if "ptxas was not found" in r.stderr:
+            print(f"FAIL {name}: PTX not verified: {r.stderr.strip()}")
+            return False
         if "vulkan validation" in r.stderr:
             print(f"FAIL {name}: validation messages: {r.stderr.strip()}")
             return False
@@ -118,6 +128,9 @@ def case(name, op, inputs, expected, attrs=None, outputs=None, rtol=1e-5,
         return
     if not ran:
         failed += 1
+        return
+    if PLAN_ONLY:
+        passed += 1
         return
     for p, want in zip(out_paths, expected):
         got = np.load(p)

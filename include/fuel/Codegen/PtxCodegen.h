@@ -1,0 +1,40 @@
+//===- PtxCodegen.h - Kernels as PTX for CUDA ---------------------*- C++ -*-===//
+//
+// The CUDA backend: kernels are emitted as gpu.func (GpuKernels.h), the
+// same as for Vulkan, lowered in-process through MLIR's gpu and nvvm
+// dialects and serialized to PTX for the device's SM architecture
+// (libdevice for f64 math). When ptxas is present, the PTX is assembled
+// for its target (a failure is a compiler error); when it is absent the
+// caller is told the PTX was not verified.
+//
+// MLIR-free header: only the backend's translation unit includes MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_CODEGEN_PTXCODEGEN_H
+#define FUEL_CODEGEN_PTXCODEGEN_H
+
+#include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace fuel {
+
+struct PtxOutput {
+  /// The `kernels.ptx` artifact section (docs/artifact-format.md).
+  std::string section;
+  /// The gpu.module as emitted (for --emit=mlir) and the PTX text.
+  std::string mlir, ptx;
+  /// Whether ptxas assembled the PTX (false: no ptxas on this machine).
+  bool verified = false;
+};
+
+/// Compiles `kernels` for a CUDA device of `target` (`sm_80`, `sm_90`, ...).
+LogicalResult compilePtx(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                         const std::string &target, PtxOutput &out,
+                         std::string &error);
+
+} // namespace fuel
+
+#endif // FUEL_CODEGEN_PTXCODEGEN_H

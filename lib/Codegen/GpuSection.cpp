@@ -1,0 +1,28 @@
+//===- GpuSection.cpp - The kernel list of GPU artifact sections -----------===//
+
+#include "GpuSection.h"
+
+using namespace fuel;
+
+nlohmann::ordered_json codegen::describeGpuKernels(
+    const std::vector<GpuKernel> &kernels,
+    const std::function<std::pair<unsigned, std::string>(const GpuDispatch &)> &moduleOf) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const GpuKernel &kernel : kernels) {
+    nlohmann::ordered_json dispatches = nlohmann::ordered_json::array();
+    for (const GpuDispatch &d : kernel.dispatches) {
+      auto [module, entry] = moduleOf(d);
+      dispatches.push_back({{"module", module},
+                            {"entry", entry},
+                            {"args", d.args},
+                            {"workgroup_size", d.workgroupSize},
+                            {"grid",
+                             {{"arg", d.grid.arg},
+                              {"skip_axes", d.grid.skipAxes},
+                              {"per_group", d.grid.perGroup}}},
+                            {"constants", d.constants}});
+    }
+    list.push_back({{"symbol", kernel.symbol}, {"dispatches", std::move(dispatches)}});
+  }
+  return list;
+}
