@@ -1,55 +1,401 @@
-//===- CudaBackend.cpp - The CUDA driver, probed at run time ---------------===//
+//===- CudaBackend.cpp - Running PTX kernels on a CUDA device --------------===//
 //
-// The runtime does not link libcuda: it opens the driver with dlopen when a
-// route needs a CUDA device, so it builds and starts on machines without
-// one, and such a route is skipped or refused with the reason. Executing
-// PTX kernels (module loading, device arena, stream and copies) is not
-// implemented yet: a machine with a driver and a device says so.
+// - Driver: libcuda.so.1 opened with dlopen (CudaDriver.h); no driver, no
+//   device or a device older than the PTX's target fail the load, saying so.
+// - Load: the `kernels.ptx` section is checked, its PTX JIT-compiled by the
+//   driver (the JIT's error log is the error) and every dispatch's function
+//   resolved; the arena and the constants the device's kernels read are
+//   allocated (and uploaded) once. Device pointers are the addresses the
+//   runtime's descriptors carry: the host never dereferences them.
+// - Binding thread: each dispatch's parameter words and launch arguments
+//   (generated kernels take memref descriptors: pointer, pointer, offset,
+//   size, stride) are written into pinned host memory.
+// - Execution: one stream; parameter words changed since the last launch
+//   are copied with the launch, in order; copies go through pinned staging
+//   memory; the host synchronizes the stream only when it needs a result (a
+//   download, the end of a run), so no event is recorded.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../Backend.h"
+#include "../GpuDispatch.h"
+#include "CudaDriver.h"
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
 using namespace fuel;
 using namespace fuel::runtime;
+using nlohmann::json;
 
-namespace {
-/// The driver entry points the probe uses (CUresult is an int; 0 success).
-using CuInit = int (*)(unsigned);
-using CuDeviceGetCount = int (*)(int *);
+CudaDriver::~CudaDriver() {
+  if (library)
+    dlclose(library);
+}
 
-/// Closes the driver when the probe ends.
-struct Library {
-  void *handle;
-  ~Library() {
-    if (handle)
-      dlclose(handle);
-  }
-};
-} // namespace
-
-std::unique_ptr<Backend> runtime::createCudaBackend(const DeviceInfo &device,
-                                                    std::string &why) {
-  Library driver{dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)};
-  if (!driver.handle) {
+std::unique_ptr<CudaDriver> CudaDriver::open(std::string &why) {
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
     why = "the CUDA driver (libcuda.so.1) is not installed";
     return nullptr;
   }
-  auto init = reinterpret_cast<CuInit>(dlsym(driver.handle, "cuInit"));
-  auto count = reinterpret_cast<CuDeviceGetCount>(dlsym(driver.handle, "cuDeviceGetCount"));
-  int devices = 0;
-  if (!init || !count || init(0) != 0 || count(&devices) != 0 || devices == 0) {
+  auto driver = std::make_unique<CudaDriver>();
+  driver->library = library;
+#define FUEL_CUDA_LOAD(name, type)                                             \
+  driver->name = reinterpret_cast<std::add_pointer_t<type>>(dlsym(library, #name));                \
+  if (!driver->name) {                                                         \
+    why = "the CUDA driver lacks " #name;                                      \
+    return nullptr;                                                            \
+  }
+  FUEL_CUDA_FUNCTIONS(FUEL_CUDA_LOAD)
+#undef FUEL_CUDA_LOAD
+  return driver;
+}
+
+std::string CudaDriver::errorName(CUresult result) const {
+  const char *name = nullptr;
+  if (cuGetErrorName(result, &name) != 0 || !name)
+    return "CUDA error " + std::to_string(result);
+  return name;
+}
+
+namespace {
+/// Launch state of one dispatch of a program kernel.
+struct PreparedLaunch {
+  const GpuDispatchInfo *dispatch = nullptr;
+  CUfunction function = nullptr;
+  size_t paramsOffset = 0, paramsBytes = 0; // In the parameter buffers.
+  uint32_t groups = 0;
+  /// Memref descriptor words of every argument, and pointers to each word
+  /// (cuLaunchKernel's kernelParams).
+  std::vector<uint64_t> words;
+  std::vector<void *> pointers;
+  bool paramsChanged = false;
+};
+
+class CudaBackend final : public Backend {
+public:
+  ~CudaBackend() override;
+  LogicalResult open(const DeviceInfo &info, std::string &why);
+
+  LogicalResult allocateArena(uint64_t bytes, std::string &error) override;
+  char *arenaBase() override { return reinterpret_cast<char *>(arena); }
+  bool isHostMemory() const override { return false; }
+  LogicalResult importConstants(const std::vector<std::string_view> &data,
+                                std::vector<char *> &addresses,
+                                std::string &error) override;
+  LogicalResult loadKernels(std::string_view binary, const Program &program,
+                            unsigned device, std::string &error) override;
+  void *findKernel(const std::string &symbol) override;
+  void prepare(KernelCall &call) override;
+  void launch(KernelCall &call) override;
+  void upload(char *to, const char *from, size_t bytes) override;
+  void download(char *to, const char *from, size_t bytes) override;
+  void wait() override;
+  std::string describe() const override { return name; }
+  std::string error() override;
+
+private:
+  /// Whether `result` is success; otherwise records the failure.
+  bool ok(CUresult result, const std::string &what);
+  /// Room for `bytes` in the pinned staging memory.
+  char *stage(size_t bytes);
+
+  std::unique_ptr<CudaDriver> cu;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUmodule module = nullptr;
+  std::string name;
+  int major = 0, minor = 0;
+  CUdeviceptr arena = 0, constants = 0, params = 0;
+  char *hostParams = nullptr, *staging = nullptr;
+  size_t stagingSize = 0, stagingUsed = 0;
+  std::vector<GpuKernelInfo> kernels;
+  std::map<std::string, const GpuKernelInfo *> bySymbol;
+  std::vector<std::vector<PreparedLaunch>> prepared;
+  std::vector<const KernelInfo *> kernelInfo;
+  std::mutex errorMutex;
+  std::string asyncError;
+};
+} // namespace
+
+CudaBackend::~CudaBackend() {
+  if (!context)
+    return;
+  cu->cuCtxSetCurrent(context);
+  if (stream)
+    cu->cuStreamSynchronize(stream);
+  for (CUdeviceptr p : {arena, constants, params})
+    if (p)
+      cu->cuMemFree_v2(p);
+  for (char *p : {hostParams, staging})
+    if (p)
+      cu->cuMemFreeHost(p);
+  if (module)
+    cu->cuModuleUnload(module);
+  if (stream)
+    cu->cuStreamDestroy_v2(stream);
+  cu->cuDevicePrimaryCtxRelease(device);
+}
+
+bool CudaBackend::ok(CUresult result, const std::string &what) {
+  if (result == 0)
+    return true;
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (asyncError.empty())
+    asyncError = what + " failed: " + cu->errorName(result);
+  return false;
+}
+
+std::string CudaBackend::error() {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  return asyncError;
+}
+
+LogicalResult CudaBackend::open(const DeviceInfo &info, std::string &why) {
+  cu = CudaDriver::open(why);
+  if (!cu)
+    return failure();
+  int count = 0;
+  if (cu->cuInit(0) != 0 || cu->cuDeviceGetCount(&count) != 0 || count == 0) {
     why = "the CUDA driver reports no usable device";
-    return nullptr;
+    return failure();
   }
-  size_t index = std::stoul(device.id.substr(device.id.find(':') + 1));
-  if (index >= static_cast<size_t>(devices)) {
-    why = "there are " + std::to_string(devices) + " CUDA devices";
-    return nullptr;
+  int index = std::stoi(info.id.substr(info.id.find(':') + 1));
+  if (index >= count) {
+    why = "there are " + std::to_string(count) + " CUDA devices";
+    return failure();
   }
-  why = "this runtime cannot execute PTX kernels yet (the CUDA backend's "
-        "execution is not implemented)";
-  return nullptr;
+  char deviceName[256] = {};
+  if (!ok(cu->cuDeviceGet(&device, index), "cuDeviceGet") ||
+      !ok(cu->cuDeviceGetName(deviceName, sizeof deviceName - 1, device), "cuDeviceGetName") ||
+      !ok(cu->cuDeviceGetAttribute(&major, kComputeCapabilityMajor, device), "cuDeviceGetAttribute") ||
+      !ok(cu->cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, device), "cuDeviceGetAttribute") ||
+      !ok(cu->cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain") ||
+      !ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent") ||
+      !ok(cu->cuStreamCreate(&stream, 0), "cuStreamCreate")) {
+    why = error();
+    return failure();
+  }
+  name = deviceName;
+  name += " (compute capability " + std::to_string(major) + "." + std::to_string(minor) + ")";
+  return success();
+}
+
+LogicalResult CudaBackend::allocateArena(uint64_t bytes, std::string &message) {
+  if (!ok(cu->cuMemAlloc_v2(&arena, std::max<uint64_t>(bytes, 256)),
+          "allocating a " + std::to_string(bytes) + "-byte arena")) {
+    message = error();
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult CudaBackend::importConstants(const std::vector<std::string_view> &data,
+                                           std::vector<char *> &addresses,
+                                           std::string &message) {
+  size_t size = 0;
+  std::vector<size_t> offsets;
+  for (std::string_view d : data) {
+    offsets.push_back(size);
+    size = (size + d.size() + 255) / 256 * 256;
+  }
+  if (data.empty())
+    return success();
+  if (!ok(cu->cuMemAlloc_v2(&constants, size), "allocating constants")) {
+    message = error();
+    return failure();
+  }
+  for (size_t i = 0; i < data.size(); ++i) {
+    addresses.push_back(reinterpret_cast<char *>(constants + offsets[i]));
+    upload(addresses.back(), data[i].data(), data[i].size());
+  }
+  wait();
+  message = error();
+  return message.empty() ? success() : failure();
+}
+
+LogicalResult CudaBackend::loadKernels(std::string_view binary,
+                                       const Program &program, unsigned deviceIndex,
+                                       std::string &message) {
+  std::string ptx, target;
+  try {
+    json j = json::parse(binary);
+    if (j.at("format") != "fuel.ptx-kernels" || j.at("version") != 1) {
+      message = "the PTX kernel section is not fuel.ptx-kernels version 1";
+      return failure();
+    }
+    target = j.at("target");
+    ptx = j.at("ptx");
+    if (failed(readGpuKernels(j.at("kernels"), 1, kernels, message))) {
+      message = "the PTX kernel section: " + message;
+      return failure();
+    }
+  } catch (const json::exception &e) {
+    message = std::string("the PTX kernel section is malformed: ") + e.what();
+    return failure();
+  }
+  int wanted = target.size() > 3 ? std::atoi(target.c_str() + 3) : 0;
+  if (major * 10 + minor < wanted) {
+    message = "the kernels are PTX for " + target + ", and " + name + " is older";
+    return failure();
+  }
+  char log[8192] = {};
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof log - 1)};
+  CUresult loaded = cu->cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
+  if (loaded != 0) {
+    message = "the driver cannot compile the PTX (" + cu->errorName(loaded) + "): " + log;
+    return failure();
+  }
+  for (const GpuKernelInfo &k : kernels)
+    bySymbol[k.symbol] = &k;
+  prepared.assign(program.kernels.size(), {});
+  kernelInfo.assign(program.kernels.size(), nullptr);
+  size_t paramsBytes = 0;
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    const KernelInfo &info = program.kernels[k];
+    auto it = bySymbol.find(info.symbol);
+    if (info.device != deviceIndex || it == bySymbol.end())
+      continue;
+    if (failed(checkGpuKernel(*it->second, info, message)))
+      return failure();
+    kernelInfo[k] = &info;
+    for (const GpuDispatchInfo &d : it->second->dispatches) {
+      PreparedLaunch p;
+      p.dispatch = &d;
+      if (cu->cuModuleGetFunction(&p.function, module, d.entry.c_str()) != 0) {
+        message = "the PTX has no entry point '" + d.entry + "'";
+        return failure();
+      }
+      p.paramsOffset = paramsBytes;
+      p.paramsBytes = parameterWords(d, info) * 4;
+      paramsBytes += (p.paramsBytes + 255) / 256 * 256;
+      prepared[k].push_back(std::move(p));
+    }
+  }
+  if (paramsBytes &&
+      (!ok(cu->cuMemAlloc_v2(&params, paramsBytes), "allocating parameters") ||
+       !ok(cu->cuMemAllocHost_v2(reinterpret_cast<void **>(&hostParams), paramsBytes),
+           "allocating pinned parameters"))) {
+    message = error();
+    return failure();
+  }
+  return success();
+}
+
+void *CudaBackend::findKernel(const std::string &symbol) {
+  auto it = bySymbol.find(symbol);
+  return it == bySymbol.end() ? nullptr : const_cast<GpuKernelInfo *>(it->second);
+}
+
+void CudaBackend::prepare(KernelCall &call) {
+  const KernelInfo &info = *kernelInfo[call.kernel];
+  for (PreparedLaunch &p : prepared[call.kernel]) {
+    const GpuDispatchInfo &d = *p.dispatch;
+    // Arguments are bound at their first element: no element offsets.
+    writeParameters(d, info, call, std::vector<int64_t>(d.args.size(), 0),
+                    reinterpret_cast<int32_t *>(hostParams + p.paramsOffset));
+    p.words.clear();
+    auto memref = [&](uint64_t pointer, uint64_t elements) {
+      p.words.insert(p.words.end(), {pointer, pointer, 0, elements, 1});
+    };
+    for (unsigned a : d.args) {
+      const std::vector<int64_t> &desc = call.descriptors[a];
+      unsigned rank = info.args[a].rank;
+      uint64_t span = 1; // Elements from the first to one past the last.
+      for (unsigned i = 0; i < rank; ++i)
+        span += desc[3 + i] ? (desc[3 + i] - 1) * std::abs(desc[3 + rank + i]) : 0;
+      memref(static_cast<uint64_t>(desc[1]), span);
+    }
+    memref(params + p.paramsOffset, p.paramsBytes / 4);
+    p.pointers.clear();
+    for (uint64_t &w : p.words)
+      p.pointers.push_back(&w);
+    p.groups = workgroups(d, info, call, int64_t(1) << 31);
+    p.paramsChanged = true;
+  }
+}
+
+void CudaBackend::launch(KernelCall &call) {
+  if (!error().empty() || !ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+    return;
+  for (PreparedLaunch &p : prepared[call.kernel]) {
+    if (p.paramsChanged) {
+      if (!ok(cu->cuMemcpyHtoDAsync_v2(params + p.paramsOffset, hostParams + p.paramsOffset,
+                                       p.paramsBytes, stream),
+              "copying kernel parameters"))
+        return;
+      p.paramsChanged = false;
+    }
+    if (p.groups == 0)
+      continue;
+    if (!ok(cu->cuLaunchKernel(p.function, p.groups, 1, 1, p.dispatch->workgroupSize, 1, 1, 0,
+                               stream, p.pointers.data(), nullptr),
+            "launching '" + p.dispatch->entry + "'"))
+      return;
+  }
+}
+
+char *CudaBackend::stage(size_t bytes) {
+  size_t at = (stagingUsed + 255) / 256 * 256;
+  if (at + bytes > stagingSize) {
+    wait(); // Everything staged so far has been copied.
+    at = 0;
+    if (bytes > stagingSize) {
+      if (staging)
+        cu->cuMemFreeHost(staging);
+      staging = nullptr;
+      stagingSize = std::max<size_t>(bytes, size_t(1) << 20);
+      if (!ok(cu->cuMemAllocHost_v2(reinterpret_cast<void **>(&staging), stagingSize),
+              "allocating pinned staging memory")) {
+        stagingSize = 0;
+        return nullptr;
+      }
+    }
+  }
+  stagingUsed = at + bytes;
+  return staging + at;
+}
+
+void CudaBackend::upload(char *to, const char *from, size_t bytes) {
+  // The caller's thread may not have the context yet.
+  bool ready = error().empty() && ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent");
+  char *staged = ready ? stage(bytes) : nullptr;
+  if (!staged)
+    return;
+  std::memcpy(staged, from, bytes);
+  ok(cu->cuMemcpyHtoDAsync_v2(reinterpret_cast<CUdeviceptr>(to), staged, bytes, stream),
+     "copying to the device");
+}
+
+void CudaBackend::download(char *to, const char *from, size_t bytes) {
+  bool ready = error().empty() && ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent");
+  char *staged = ready ? stage(bytes) : nullptr;
+  if (!staged ||
+      !ok(cu->cuMemcpyDtoHAsync_v2(staged, reinterpret_cast<CUdeviceptr>(from), bytes, stream),
+          "copying from the device"))
+    return;
+  wait();
+  if (error().empty())
+    std::memcpy(to, staged, bytes);
+}
+
+void CudaBackend::wait() {
+  if (error().empty() && ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+    ok(cu->cuStreamSynchronize(stream), "running on the device");
+  stagingUsed = 0;
+}
+
+std::unique_ptr<Backend> runtime::createCudaBackend(const DeviceInfo &device,
+                                                    std::string &why) {
+  auto backend = std::make_unique<CudaBackend>();
+  if (failed(backend->open(device, why)))
+    return nullptr;
+  return backend;
 }

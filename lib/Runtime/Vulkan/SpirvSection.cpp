@@ -62,36 +62,9 @@ LogicalResult runtime::readSpirvSection(std::string_view text,
       }
       section.modules.push_back(std::move(module));
     }
-    for (const json &k : j.at("kernels")) {
-      SpirvKernel kernel;
-      kernel.symbol = k.at("symbol");
-      for (const json &d : k.at("dispatches")) {
-        SpirvDispatch dispatch;
-        dispatch.module = d.at("module");
-        dispatch.entry = d.at("entry");
-        dispatch.args = d.at("args").get<std::vector<unsigned>>();
-        dispatch.workgroupSize = d.at("workgroup_size");
-        const json &grid = d.at("grid");
-        dispatch.gridArg = grid.at("arg");
-        dispatch.skipAxes = grid.at("skip_axes").get<std::vector<unsigned>>();
-        dispatch.perGroup = grid.at("per_group");
-        dispatch.constants = d.at("constants").get<std::vector<int32_t>>();
-        std::string where = "kernel '" + kernel.symbol + "': ";
-        if (dispatch.module >= section.modules.size()) {
-          error = where + "dispatch names module " + std::to_string(dispatch.module) +
-                  " of " + std::to_string(section.modules.size());
-          return failure();
-        }
-        if (dispatch.workgroupSize == 0 || dispatch.perGroup <= 0 ||
-            std::find(dispatch.args.begin(), dispatch.args.end(), dispatch.gridArg) ==
-                dispatch.args.end()) {
-          error = where + "dispatch has an invalid grid or workgroup size";
-          return failure();
-        }
-        kernel.dispatches.push_back(std::move(dispatch));
-      }
-      section.kernels.push_back(std::move(kernel));
-    }
+    if (failed(readGpuKernels(j.at("kernels"), section.modules.size(),
+                              section.kernels, error)))
+      return failure();
   } catch (const json::exception &e) {
     error = std::string("is malformed: ") + e.what();
     return failure();

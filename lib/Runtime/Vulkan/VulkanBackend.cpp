@@ -55,7 +55,7 @@ struct Allocation {
 
 /// Prepared state of one dispatch of a program kernel.
 struct PreparedDispatch {
-  const SpirvDispatch *dispatch = nullptr;
+  const GpuDispatchInfo *dispatch = nullptr;
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSet set = VK_NULL_HANDLE;
@@ -113,7 +113,7 @@ private:
   void barrier(VkCommandBuffer commands);
   /// Room for `bytes` in the staging buffer (waiting, growing if needed).
   char *stage(size_t bytes, uint64_t &offset);
-  VkPipeline pipelineFor(const SpirvDispatch &d, VkPipelineLayout layout);
+  VkPipeline pipelineFor(const GpuDispatchInfo &d, VkPipelineLayout layout);
   const char *missingFeature(uint32_t capability) const;
 
   std::unique_ptr<VulkanApi> vk;
@@ -137,7 +137,7 @@ private:
 
   SpirvSection section;
   std::vector<VkShaderModule> modules;
-  std::map<std::string, const SpirvKernel *> kernelsBySymbol;
+  std::map<std::string, const GpuKernelInfo *> kernelsBySymbol;
   std::map<size_t, VkDescriptorSetLayout> setLayouts; // By binding count.
   std::map<size_t, VkPipelineLayout> pipelineLayouts;
   std::map<std::pair<unsigned, std::string>, VkPipeline> pipelines;
@@ -516,7 +516,7 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
       return failure();
     modules.push_back(module);
   }
-  for (const SpirvKernel &k : section.kernels)
+  for (const GpuKernelInfo &k : section.kernels)
     kernelsBySymbol[k.symbol] = &k;
   // Descriptor sets and parameter slots of every dispatch of the device's
   // kernels, allocated once.
@@ -531,16 +531,9 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
     if (info.device != deviceIndex || it == kernelsBySymbol.end())
       continue;
     kernelInfo[k] = &info;
-    for (const SpirvDispatch &d : it->second->dispatches) {
-      uint64_t words = d.constants.size();
-      for (unsigned a : d.args) {
-        if (a >= info.args.size()) {
-          error = "kernel '" + info.symbol + "' binds argument " + std::to_string(a) +
-                  " of " + std::to_string(info.args.size());
-          return failure();
-        }
-        words += 1 + 2 * info.args[a].rank;
-      }
+    if (failed(checkGpuKernel(*it->second, info, error)))
+      return failure();
+    for (const GpuDispatchInfo &d : it->second->dispatches) {
       if (d.workgroupSize > properties.limits.maxComputeWorkGroupInvocations ||
           d.workgroupSize > properties.limits.maxComputeWorkGroupSize[0]) {
         error = "kernel '" + info.symbol + "' needs workgroups of " +
@@ -550,7 +543,7 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
       PreparedDispatch p;
       p.dispatch = &d;
       p.paramsOffset = paramsBytes;
-      p.paramsBytes = words * 4;
+      p.paramsBytes = parameterWords(d, info) * 4;
       paramsBytes += (p.paramsBytes + align - 1) / align * align;
       prepared[k].push_back(p);
       ++sets;
@@ -606,10 +599,10 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
 void *VulkanBackend::findKernel(const std::string &symbol) {
   auto it = kernelsBySymbol.find(symbol);
   return it == kernelsBySymbol.end() ? nullptr
-                                     : const_cast<SpirvKernel *>(it->second);
+                                     : const_cast<GpuKernelInfo *>(it->second);
 }
 
-VkPipeline VulkanBackend::pipelineFor(const SpirvDispatch &d, VkPipelineLayout layout) {
+VkPipeline VulkanBackend::pipelineFor(const GpuDispatchInfo &d, VkPipelineLayout layout) {
   std::lock_guard<std::mutex> lock(pipelineMutex);
   VkPipeline &pipeline = pipelines[{d.module, d.entry}];
   if (pipeline)
@@ -631,31 +624,29 @@ VkPipeline VulkanBackend::pipelineFor(const SpirvDispatch &d, VkPipelineLayout l
 void VulkanBackend::prepare(KernelCall &call) {
   const KernelInfo &info = *kernelInfo[call.kernel];
   for (PreparedDispatch &p : prepared[call.kernel]) {
-    const SpirvDispatch &d = *p.dispatch;
+    const GpuDispatchInfo &d = *p.dispatch;
     p.pipeline = pipelineFor(d, p.layout);
-    int32_t *words = reinterpret_cast<int32_t *>(params.mapped + p.paramsOffset);
-    words = std::copy(d.constants.begin(), d.constants.end(), words);
     std::vector<VkDescriptorBufferInfo> buffers;
+    std::vector<int64_t> elementOffsets;
     uint64_t align = properties.limits.minStorageBufferOffsetAlignment;
     for (unsigned a : d.args) {
-      const std::vector<int64_t> &desc = call.descriptors[a];
       uint64_t offset = 0;
       const Allocation *alloc =
-          resolve(reinterpret_cast<const char *>(desc[1]), offset);
+          resolve(reinterpret_cast<const char *>(call.descriptors[a][1]), offset);
       if (!alloc) {
         fail("kernel '" + info.symbol + "' argument " + std::to_string(a) +
              " is outside the device's memory");
         return;
       }
+      // Bound at an aligned offset; the rest is the element offset.
       uint64_t bound = offset / align * align;
       uint64_t range = std::min<uint64_t>(alloc->size - bound,
                                           properties.limits.maxStorageBufferRange);
       buffers.push_back({alloc->buffer, bound, range / 4 * 4});
-      unsigned rank = info.args[a].rank;
-      *words++ = static_cast<int32_t>((offset - bound) / call.elementBytes[a]);
-      for (unsigned i = 0; i < 2 * rank; ++i)
-        *words++ = static_cast<int32_t>(desc[3 + i]);
+      elementOffsets.push_back(static_cast<int64_t>((offset - bound) / call.elementBytes[a]));
     }
+    writeParameters(d, info, call, elementOffsets,
+                    reinterpret_cast<int32_t *>(params.mapped + p.paramsOffset));
     buffers.push_back({params.buffer, p.paramsOffset, p.paramsBytes});
     std::vector<VkWriteDescriptorSet> writes(buffers.size());
     for (size_t b = 0; b < buffers.size(); ++b) {
@@ -668,16 +659,8 @@ void VulkanBackend::prepare(KernelCall &call) {
     }
     vk->vkUpdateDescriptorSets(device, static_cast<uint32_t>(writes.size()),
                                writes.data(), 0, nullptr);
-    // Workgroups from the bound shape of the grid argument.
-    const std::vector<int64_t> &grid = call.descriptors[d.gridArg];
-    unsigned rank = info.args[d.gridArg].rank;
-    int64_t count = 1;
-    for (unsigned axis = 0; axis < rank; ++axis)
-      if (std::find(d.skipAxes.begin(), d.skipAxes.end(), axis) == d.skipAxes.end())
-        count *= grid[3 + axis];
-    int64_t groups = (count + d.perGroup - 1) / d.perGroup;
-    p.groups = static_cast<uint32_t>(std::min<int64_t>(
-        {groups, 65535, properties.limits.maxComputeWorkGroupCount[0]}));
+    p.groups = workgroups(d, info, call,
+                          std::min<int64_t>(65535, properties.limits.maxComputeWorkGroupCount[0]));
   }
 }
 

@@ -1,0 +1,63 @@
+//===- GpuDispatch.h - What GPU backends share about dispatches ---*- C++ -*-===//
+//
+// The `kernels` list of the `kernels.spirv` and `kernels.ptx` sections
+// (docs/artifact-format.md) and the two things every GPU backend computes
+// per call from the bound shapes: the workgroup count and the parameter
+// words (include/fuel/Codegen/GpuKernels.h has the ABI).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_LIB_RUNTIME_GPUDISPATCH_H
+#define FUEL_LIB_RUNTIME_GPUDISPATCH_H
+
+#include "Backend.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fuel::runtime {
+
+struct GpuDispatchInfo {
+  unsigned module = 0;
+  std::string entry;
+  std::vector<unsigned> args;
+  unsigned workgroupSize = 1;
+  unsigned gridArg = 0;
+  std::vector<unsigned> skipAxes;
+  int64_t perGroup = 1;
+  std::vector<int32_t> constants;
+};
+
+struct GpuKernelInfo {
+  std::string symbol;
+  std::vector<GpuDispatchInfo> dispatches;
+};
+
+/// Reads a section's `kernels` member (JSON type errors throw); `modules`
+/// is how many modules the section has.
+LogicalResult readGpuKernels(const nlohmann::json &list, size_t modules,
+                             std::vector<GpuKernelInfo> &kernels,
+                             std::string &error);
+
+/// Checks the dispatches of program kernel `info` against its arguments.
+LogicalResult checkGpuKernel(const GpuKernelInfo &kernel, const KernelInfo &info,
+                             std::string &error);
+
+/// The number of parameter words of `d` for kernel `info`.
+size_t parameterWords(const GpuDispatchInfo &d, const KernelInfo &info);
+
+/// Writes `d`'s parameter words for `call`: its constants, then per bound
+/// argument `elementOffsets[i]`, sizes and strides.
+void writeParameters(const GpuDispatchInfo &d, const KernelInfo &info,
+                     const KernelCall &call,
+                     const std::vector<int64_t> &elementOffsets, int32_t *words);
+
+/// The workgroups of `d` for `call`, at most `maxGroups`.
+uint32_t workgroups(const GpuDispatchInfo &d, const KernelInfo &info,
+                    const KernelCall &call, int64_t maxGroups);
+
+} // namespace fuel::runtime
+
+#endif // FUEL_LIB_RUNTIME_GPUDISPATCH_H
