@@ -29,12 +29,15 @@ import numpy as np
 
 COMPILED = sys.argv[1] in ("--compiled", "--compiled-vulkan", "--compiled-ptx")
 PLAN_ONLY = sys.argv[1] == "--compiled-ptx"
+# FUEL_EXPORT_CASES=1: every compiled case also saves a case.json.
+EXPORT = os.environ.get("FUEL_EXPORT_CASES") == "1"
 MACHINE_ARGS = ["--machine", "host"]
 if PLAN_ONLY:
     MACHINE_ARGS = ["--machine", "h200", "--allow-device", "cuda:0",
                     "--input-residency", "cuda:0", "--output-residency", "cuda:0"]
 if sys.argv[1] == "--compiled-vulkan":
-    MACHINE_ARGS = ["--machine", "ci", "--allow-device", "vulkan:0",
+    # FUEL_CHECK_MACHINE: another machine with a vulkan:0 (scripts/gpu-check.sh).
+    MACHINE_ARGS = ["--machine", os.environ.get("FUEL_CHECK_MACHINE", "ci"), "--allow-device", "vulkan:0",
                     "--input-residency", "vulkan:0", "--output-residency", "vulkan:0"]
     os.environ["FUEL_VULKAN_VALIDATION"] = "1"
 if COMPILED:
@@ -93,6 +96,21 @@ def run_graph(name, gpath, args, inputs, symbolic):
     return True
 
 
+def write_case(d, args, expected, rtol, atol):
+    """Saves a planned case to run elsewhere (scripts/gpu-cases.py):
+    fuel-run's arguments relative to the case folder, the expected outputs
+    and tolerances."""
+    rel = [a.replace(d + os.sep, "") for a in args if not a.startswith(os.path.join(d, "out"))]
+    rel = [a for a in rel if a != "--output"]
+    for i, want in enumerate(expected):
+        np.save(os.path.join(d, f"want{i}.npy"), want)
+    json.dump({"artifact": "g.fplan", "args": rel, "run_args": [],
+               "tolerances": [[rtol, atol] if np.issubdtype(w.dtype, np.floating) else None
+                              for w in expected],
+               "expected": [f"want{i}.npy" for i in range(len(expected))]},
+              open(os.path.join(d, "case.json"), "w"))
+
+
 def case(name, op, inputs, expected, attrs=None, outputs=None, rtol=1e-5,
          atol=1e-6, symbolic=None, operands=None):
     """Runs node `y = op(inputs...)` and compares with `expected` (a list for
@@ -129,6 +147,9 @@ def case(name, op, inputs, expected, attrs=None, outputs=None, rtol=1e-5,
     if not ran:
         failed += 1
         return
+    if PLAN_ONLY or EXPORT:
+        # What scripts/gpu-cases.py runs elsewhere (where there is a GPU).
+        write_case(d, args, [np.asarray(w) for w in expected], rtol, atol)
     if PLAN_ONLY:
         passed += 1
         return
