@@ -15,6 +15,7 @@
 #include "fuel/Codegen/PtxCodegen.h"
 
 #include "ApproximateMath.h"
+#include "PassRunner.h"
 #include "GpuSection.h"
 
 #include "fuel/Codegen/GpuKernels.h"
@@ -81,17 +82,8 @@ static LogicalResult lowerToPtx(mlir::ModuleOp module, const std::string &chip,
   binary.compilationTarget = "isa";
   binary.toolkitPath = kCudaToolkit;
   pm.addPass(mlir::createGpuModuleToBinaryPass(binary));
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(module->getContext(),
-                                        [&](mlir::Diagnostic &d) {
-                                          os << d.str() << "\n";
-                                          return mlir::success();
-                                        });
-  if (mlir::failed(pm.run(module))) {
-    error = "lowering kernels to PTX failed: " + diagnostics;
+  if (failed(codegen::runPipeline(pm, module, "PTX", error)))
     return failure();
-  }
   // The binary's object holds the PTX text (its properties carry timings:
   // never hash those).
   module->walk([&](mlir::gpu::BinaryOp op) {

@@ -17,6 +17,7 @@
 #include "fuel/Codegen/SpirvCodegen.h"
 
 #include "ApproximateMath.h"
+#include "PassRunner.h"
 #include "GpuSection.h"
 
 #include "fuel/Codegen/GpuKernels.h"
@@ -87,17 +88,8 @@ static LogicalResult lowerToSpirv(mlir::ModuleOp module, std::string &error) {
   mlir::OpPassManager &spirvModule = pm.nest<mlir::spirv::ModuleOp>();
   spirvModule.addPass(mlir::spirv::createSPIRVLowerABIAttributesPass());
   spirvModule.addPass(mlir::spirv::createSPIRVUpdateVCEPass());
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(module->getContext(),
-                                        [&](mlir::Diagnostic &d) {
-                                          os << d.str() << "\n";
-                                          return mlir::success();
-                                        });
-  if (mlir::failed(pm.run(module))) {
-    error = "lowering kernels to SPIR-V failed: " + diagnostics;
+  if (failed(codegen::runPipeline(pm, module, "SPIR-V", error)))
     return failure();
-  }
   return success();
 }
 

@@ -15,6 +15,7 @@
 #include "fuel/Codegen/X86Codegen.h"
 
 #include "ApproximateMath.h"
+#include "PassRunner.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -80,17 +81,8 @@ static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
   pm.addPass(mlir::createConvertFuncToLLVMPass());
   pm.addPass(mlir::createConvertControlFlowToLLVMPass());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(
-      module->getContext(), [&](mlir::Diagnostic &d) {
-        os << d.str() << "\n";
-        return mlir::success();
-      });
-  if (mlir::failed(pm.run(module))) {
-    error = "lowering kernels to LLVM failed: " + diagnostics;
+  if (failed(codegen::runPipeline(pm, module, "LLVM", error)))
     return failure();
-  }
   return success();
 }
 
