@@ -14,6 +14,7 @@ nlohmann::ordered_json codegen::describeGpuKernels(
       auto [module, entry] = moduleOf(d);
       dispatches.push_back({{"module", module},
                             {"entry", entry},
+                            {"library", d.isLibrary},
                             {"args", d.args},
                             {"workgroup_size", d.workgroupSize},
                             {"grid",

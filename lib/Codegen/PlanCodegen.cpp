@@ -75,13 +75,14 @@ static LogicalResult generateSpirv(const Graph &graph, const ExecutionPlan &plan
 }
 
 static LogicalResult generatePtx(const Graph &graph, const ExecutionPlan &plan,
-                                 RouteCode &code, std::string &error) {
+                                 const KernelLibraries &libraries, RouteCode &code,
+                                 std::string &error) {
   const DeviceSpec *device;
   std::vector<KernelSpec> kernels = kernelsOn(plan, DeviceKind::CUDA, device);
   if (kernels.empty())
     return success();
   PtxOutput out;
-  if (failed(compilePtx(graph, kernels, device->target, out, error)))
+  if (failed(compilePtx(graph, kernels, device->target, libraries.ptxDir, out, error)))
     return failure();
   code.binaries["ptx"] = std::move(out.section);
   code.mlir += out.mlir;
@@ -98,5 +99,5 @@ LogicalResult fuel::generateRouteCode(const Graph &graph,
   if (failed(generateX86(graph, plan, libraries, wantAssembly, code, error)) ||
       failed(generateSpirv(graph, plan, libraries, code, error)))
     return failure();
-  return generatePtx(graph, plan, code, error);
+  return generatePtx(graph, plan, libraries, code, error);
 }

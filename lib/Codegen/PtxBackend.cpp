@@ -56,6 +56,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace fuel;
@@ -133,7 +134,8 @@ static LogicalResult assemble(const std::string &ptx, const std::string &chip,
 
 LogicalResult fuel::compilePtx(const Graph &graph,
                                const std::vector<KernelSpec> &kernels,
-                               const std::string &target, PtxOutput &out,
+                               const std::string &target,
+                               const std::string &libraryDir, PtxOutput &out,
                                std::string &error) {
   if (target.rfind("sm_", 0) != 0) {
     error = "'" + target + "' is not an NVIDIA SM architecture (sm_80, sm_90, ...)";
@@ -145,13 +147,10 @@ LogicalResult fuel::compilePtx(const Graph &graph,
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
     return failure();
+  bool anyGenerated = false;
   for (const GpuKernel &k : described)
     for (const GpuDispatch &d : k.dispatches)
-      if (d.isLibrary) {
-        error = "kernel '" + k.symbol + "' calls library kernel '" + d.entry +
-                "', and CUDA library kernels are not supported yet";
-        return failure();
-      }
+      anyGenerated |= !d.isLibrary;
 
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetInfo();
@@ -189,17 +188,45 @@ LogicalResult fuel::compilePtx(const Graph &graph,
     error = "internal error: the emitted GPU kernels do not parse: " + diagnostics;
     return failure();
   }
-  if (failed(lowerToPtx(*module, target, out.ptx, error)) ||
-      failed(assemble(out.ptx, target, out.verified, error)))
+  if (anyGenerated && (failed(lowerToPtx(*module, target, out.ptx, error)) ||
+                       failed(assemble(out.ptx, target, out.verified, error))))
     return failure();
 
+  // Modules: the generated kernels, then each library kernel used.
+  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+  std::map<std::string, unsigned> moduleIndex;
+  auto addModule = [&](const std::string &name, const std::string &ptx) {
+    moduleIndex[name] = static_cast<unsigned>(modules.size());
+    modules.push_back({{"name", name}, {"ptx", ptx}});
+  };
+  if (anyGenerated)
+    addModule("generated", out.ptx);
+  for (const GpuKernel &k : described)
+    for (const GpuDispatch &d : k.dispatches) {
+      if (!d.isLibrary || moduleIndex.count(d.entry))
+        continue;
+      std::string path = libraryDir + "/" + d.entry + ".ptx";
+      std::stringstream ptx;
+      ptx << std::ifstream(path).rdbuf();
+      if (ptx.str().empty()) {
+        error = "cannot read the library kernel '" + path +
+                "' (was nvcc found when fuelc was built?)";
+        return failure();
+      }
+      bool verified = false;
+      if (failed(assemble(ptx.str(), target, verified, error)))
+        return failure();
+      out.verified = out.verified || verified;
+      addModule(d.entry, ptx.str());
+    }
   nlohmann::ordered_json section;
   section["format"] = "fuel.ptx-kernels";
   section["version"] = 1;
   section["target"] = target;
-  section["ptx"] = out.ptx;
-  section["kernels"] = codegen::describeGpuKernels(
-      described, [](const GpuDispatch &d) { return std::make_pair(0u, d.entry); });
+  section["modules"] = std::move(modules);
+  section["kernels"] = codegen::describeGpuKernels(described, [&](const GpuDispatch &d) {
+    return std::make_pair(moduleIndex.at(d.isLibrary ? d.entry : "generated"), d.entry);
+  });
   out.section = section.dump(1) + "\n";
   return success();
 }

@@ -18,6 +18,7 @@ LogicalResult runtime::readGpuKernels(const json &list, size_t modules,
       GpuDispatchInfo dispatch;
       dispatch.module = d.at("module");
       dispatch.entry = d.at("entry");
+      dispatch.library = d.value("library", false);
       dispatch.args = d.at("args").get<std::vector<unsigned>>();
       dispatch.workgroupSize = d.at("workgroup_size");
       const json &grid = d.at("grid");

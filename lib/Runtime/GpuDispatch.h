@@ -22,6 +22,9 @@ namespace fuel::runtime {
 struct GpuDispatchInfo {
   unsigned module = 0;
   std::string entry;
+  /// A library kernel (plain pointers to the arguments' first elements)
+  /// rather than a generated one (memref descriptors).
+  bool library = false;
   std::vector<unsigned> args;
   unsigned workgroupSize = 1;
   unsigned gridArg = 0;

@@ -215,7 +215,8 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
   bool warnedPtx = false;
   for (size_t r = 0; r < routes.size() && wantsCode; ++r) {
     std::string error;
-    KernelLibraries libraries{FUEL_X86_KERNEL_LIBRARY, FUEL_SPIRV_KERNEL_DIR};
+    KernelLibraries libraries{FUEL_X86_KERNEL_LIBRARY, FUEL_SPIRV_KERNEL_DIR,
+                              FUEL_PTX_KERNEL_DIR};
     if (failed(generateRouteCode(file->graph, routes[r].plan, libraries,
                                  flags.emit == "asm", code[r], error))) {
       diag.error({}, "code generation failed: " + error);

@@ -22,6 +22,8 @@ struct KernelLibraries {
   std::string x86Archive;
   /// The directory of the Vulkan library kernels' SPIR-V (`<symbol>.spv`).
   std::string spirvDir;
+  /// The directory of the CUDA library kernels' PTX (`<symbol>.ptx`).
+  std::string ptxDir;
 };
 
 struct RouteCode {

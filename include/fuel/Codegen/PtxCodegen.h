@@ -3,9 +3,10 @@
 // The CUDA backend: kernels are emitted as gpu.func (GpuKernels.h), the
 // same as for Vulkan, lowered in-process through MLIR's gpu and nvvm
 // dialects and serialized to PTX for the device's SM architecture
-// (libdevice for f64 math). When ptxas is present, the PTX is assembled
-// for its target (a failure is a compiler error); when it is absent the
-// caller is told the PTX was not verified.
+// (libdevice for f64 math). Library kernels (kernels/cuda/*.cu, compiled to
+// PTX by nvcc at build time) are carried alongside. When ptxas is present,
+// every PTX module is assembled for the target (a failure is a compiler
+// error); when it is absent the caller is told the PTX was not verified.
 //
 // MLIR-free header: only the backend's translation unit includes MLIR.
 //
@@ -24,16 +25,17 @@ namespace fuel {
 struct PtxOutput {
   /// The `kernels.ptx` artifact section (docs/artifact-format.md).
   std::string section;
-  /// The gpu.module as emitted (for --emit=mlir) and the PTX text.
+  /// The gpu.module as emitted (for --emit=mlir) and the generated PTX.
   std::string mlir, ptx;
   /// Whether ptxas assembled the PTX (false: no ptxas on this machine).
   bool verified = false;
 };
 
-/// Compiles `kernels` for a CUDA device of `target` (`sm_80`, `sm_90`, ...).
+/// Compiles `kernels` for a CUDA device of `target` (`sm_80`, `sm_90`, ...);
+/// `libraryDir` holds the library kernels' PTX (`<symbol>.ptx`).
 LogicalResult compilePtx(const Graph &graph, const std::vector<KernelSpec> &kernels,
-                         const std::string &target, PtxOutput &out,
-                         std::string &error);
+                         const std::string &target, const std::string &libraryDir,
+                         PtxOutput &out, std::string &error);
 
 } // namespace fuel
 

@@ -2,14 +2,15 @@
 //
 // - Driver: libcuda.so.1 opened with dlopen (CudaDriver.h); no driver, no
 //   device or a device older than the PTX's target fail the load, saying so.
-// - Load: the `kernels.ptx` section is checked, its PTX JIT-compiled by the
-//   driver (the JIT's error log is the error) and every dispatch's function
+// - Load: the `kernels.ptx` section is checked, its PTX modules JIT-compiled
+//   by the driver (the JIT's error log is the error) and every dispatch's function
 //   resolved; the arena and the constants the device's kernels read are
 //   allocated (and uploaded) once. Device pointers are the addresses the
 //   runtime's descriptors carry: the host never dereferences them.
 // - Binding thread: each dispatch's parameter words and launch arguments
 //   (generated kernels take memref descriptors: pointer, pointer, offset,
-//   size, stride) are written into pinned host memory.
+//   size, stride; library kernels pointers) are written into pinned host
+//   memory.
 // - Execution: one stream; parameter words changed since the last launch
 //   are copied with the launch, in order; copies go through pinned staging
 //   memory; the host synchronizes the stream only when it needs a result (a
@@ -109,7 +110,7 @@ private:
   CUdevice device = 0;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
-  CUmodule module = nullptr;
+  std::vector<CUmodule> modules;
   std::string name;
   int major = 0, minor = 0;
   CUdeviceptr arena = 0, constants = 0, params = 0;
@@ -136,8 +137,8 @@ CudaBackend::~CudaBackend() {
   for (char *p : {hostParams, staging})
     if (p)
       cu->cuMemFreeHost(p);
-  if (module)
-    cu->cuModuleUnload(module);
+  for (CUmodule m : modules)
+    cu->cuModuleUnload(m);
   if (stream)
     cu->cuStreamDestroy_v2(stream);
   cu->cuDevicePrimaryCtxRelease(device);
@@ -223,7 +224,8 @@ LogicalResult CudaBackend::importConstants(const std::vector<std::string_view> &
 LogicalResult CudaBackend::loadKernels(std::string_view binary,
                                        const Program &program, unsigned deviceIndex,
                                        std::string &message) {
-  std::string ptx, target;
+  std::string target;
+  std::vector<std::pair<std::string, std::string>> ptx; // Name, text.
   try {
     json j = json::parse(binary);
     if (j.at("format") != "fuel.ptx-kernels" || j.at("version") != 1) {
@@ -231,8 +233,9 @@ LogicalResult CudaBackend::loadKernels(std::string_view binary,
       return failure();
     }
     target = j.at("target");
-    ptx = j.at("ptx");
-    if (failed(readGpuKernels(j.at("kernels"), 1, kernels, message))) {
+    for (const json &m : j.at("modules"))
+      ptx.emplace_back(m.at("name"), m.at("ptx"));
+    if (failed(readGpuKernels(j.at("kernels"), ptx.size(), kernels, message))) {
       message = "the PTX kernel section: " + message;
       return failure();
     }
@@ -245,13 +248,18 @@ LogicalResult CudaBackend::loadKernels(std::string_view binary,
     message = "the kernels are PTX for " + target + ", and " + name + " is older";
     return failure();
   }
-  char log[8192] = {};
-  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
-  void *values[] = {log, reinterpret_cast<void *>(sizeof log - 1)};
-  CUresult loaded = cu->cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
-  if (loaded != 0) {
-    message = "the driver cannot compile the PTX (" + cu->errorName(loaded) + "): " + log;
-    return failure();
+  for (const auto &[moduleName, text] : ptx) {
+    char log[8192] = {};
+    int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+    void *values[] = {log, reinterpret_cast<void *>(sizeof log - 1)};
+    CUmodule module = nullptr;
+    CUresult loaded = cu->cuModuleLoadDataEx(&module, text.c_str(), 2, options, values);
+    if (loaded != 0) {
+      message = "the driver cannot compile PTX module '" + moduleName + "' (" +
+                cu->errorName(loaded) + "): " + log;
+      return failure();
+    }
+    modules.push_back(module);
   }
   for (const GpuKernelInfo &k : kernels)
     bySymbol[k.symbol] = &k;
@@ -269,7 +277,7 @@ LogicalResult CudaBackend::loadKernels(std::string_view binary,
     for (const GpuDispatchInfo &d : it->second->dispatches) {
       PreparedLaunch p;
       p.dispatch = &d;
-      if (cu->cuModuleGetFunction(&p.function, module, d.entry.c_str()) != 0) {
+      if (cu->cuModuleGetFunction(&p.function, modules[d.module], d.entry.c_str()) != 0) {
         message = "the PTX has no entry point '" + d.entry + "'";
         return failure();
       }
@@ -302,8 +310,12 @@ void CudaBackend::prepare(KernelCall &call) {
     writeParameters(d, info, call, std::vector<int64_t>(d.args.size(), 0),
                     reinterpret_cast<int32_t *>(hostParams + p.paramsOffset));
     p.words.clear();
+    // Library kernels take pointers; generated ones memref descriptors.
     auto memref = [&](uint64_t pointer, uint64_t elements) {
-      p.words.insert(p.words.end(), {pointer, pointer, 0, elements, 1});
+      if (d.library)
+        p.words.push_back(pointer);
+      else
+        p.words.insert(p.words.end(), {pointer, pointer, 0, elements, 1});
     };
     for (unsigned a : d.args) {
       const std::vector<int64_t> &desc = call.descriptors[a];
