@@ -2,7 +2,7 @@
 """The ONNX backend node tests as a conformance suite for fuelc.
 
 Usage: onnx-node-tests.py BUILD_DIR WORKDIR [--table FILE] [--pass-list FILE]
-                          [--check-pass-list FILE]
+                          [--check-pass-list FILE] [--vulkan]
 
 Regenerates the node test cases from Debian's python3-onnx (nothing
 downloaded or vendored; numpy >= 1.24 needs the removed type aliases put
@@ -20,6 +20,10 @@ integers and bool exact). Every case is:
 Prints a per-op table (the op of the model's first node). With --table the
 table goes to FILE as Markdown; --pass-list writes the passing case names;
 --check-pass-list fails (exit 1) if a case listed there no longer passes.
+With --vulkan every case is planned for the `ci` machine's Vulkan device
+alone (Mesa lavapipe here) and run with the validation layer on (a message
+fails the case); a case with an op or dtype Vulkan kernels lack is
+unsupported (NoBackendForOp).
 """
 import argparse
 import collections
@@ -43,7 +47,13 @@ p.add_argument("work")
 p.add_argument("--table")
 p.add_argument("--pass-list")
 p.add_argument("--check-pass-list")
+p.add_argument("--vulkan", action="store_true")
 args = p.parse_args()
+MACHINE = []
+if args.vulkan:
+    MACHINE = ["--machine", "ci", "--allow-device", "vulkan:0", "--input-residency", "vulkan:0",
+               "--output-residency", "vulkan:0"]
+    os.environ["FUEL_VULKAN_VALIDATION"] = "1"
 FUELC = os.path.join(args.build, "tools", "fuelc", "fuelc")
 FUEL_RUN = os.path.join(args.build, "tools", "fuel-run", "fuel-run")
 cases_dir = os.path.join(args.work, "node")
@@ -94,7 +104,7 @@ def classify(name):
         if np.issubdtype(arr.dtype, np.integer):
             integers.append(iname)
     plan = os.path.join(work, "model.fplan")
-    command = [FUELC, "plan", os.path.join(d, "model.onnx"), "-o", plan]
+    command = [FUELC, "plan", os.path.join(d, "model.onnx"), *MACHINE, "-o", plan]
     r = subprocess.run(command, capture_output=True, text=True)
     frozen = []
     if r.returncode == 1 and "must be a constant" in r.stderr and integers:
@@ -113,6 +123,8 @@ def classify(name):
     if r.returncode not in (0, 1, 2):
         return name, op, "crashed", f"fuel-run exit {r.returncode}: {r.stderr.strip()[:200]}"
     if r.returncode != 0:
+        return name, op, "failed", r.stderr.strip()[:200]
+    if "vulkan validation" in r.stderr:
         return name, op, "failed", r.stderr.strip()[:200]
     for i, out in enumerate(outs):
         want, got = read_tensor(os.path.join(data, f"output_{i}.pb")), np.load(out)
