@@ -533,6 +533,16 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
     kernelInfo[k] = &info;
     if (failed(checkGpuKernel(*it->second, info, error)))
       return failure();
+    // A storage buffer binding reaches at most maxStorageBufferRange bytes.
+    for (const KernelArgInfo &arg : info.args)
+      if (arg.binding.buffer &&
+          program.buffers[*arg.binding.buffer].size > properties.limits.maxStorageBufferRange) {
+        error = "kernel '" + info.symbol + "' reads a " +
+                std::to_string(program.buffers[*arg.binding.buffer].size) + "-byte buffer; " +
+                properties.deviceName + " binds at most " +
+                std::to_string(properties.limits.maxStorageBufferRange) + " bytes";
+        return failure();
+      }
     for (const GpuDispatchInfo &d : it->second->dispatches) {
       if (d.workgroupSize > properties.limits.maxComputeWorkGroupInvocations ||
           d.workgroupSize > properties.limits.maxComputeWorkGroupSize[0]) {
