@@ -337,9 +337,11 @@ std::optional<Graph> Importer::run() {
       opset = o.version();
   SourceLocation fileLoc;
   fileLoc.file = fileName;
-  if (opset < 11 || opset > 17) {
+  // Opsets before 11 are checked per op (importOp): many ops kept their
+  // meaning since.
+  if (opset < 1 || opset > 17) {
     diag.error(fileLoc, "the model uses ONNX opset " + std::to_string(opset) +
-                            "; fuelc imports opsets 11 to 17");
+                            "; fuelc imports opsets up to 17");
     return std::nullopt;
   }
   const onnx::GraphProto &g = model.graph();

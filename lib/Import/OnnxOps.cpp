@@ -1,6 +1,7 @@
 //===- OnnxOps.cpp - Mapping ONNX operators to IR ops ---------------------===//
 //
-// One handler per ONNX op type (opsets 11-17). A handler builds the IR for
+// One handler per ONNX op type (opsets 11-17; some from older opsets,
+// firstOpset). A handler builds the IR for
 // the current node through the Importer, or reports what it cannot import
 // (an attribute value, a non-constant shape input, an unused-but-requested
 // output) and returns false.
@@ -10,6 +11,7 @@
 #include "OnnxImporter.h"
 
 #include "fuel/IR/Graph.h"
+#include "fuel/Support/Float16.h"
 
 #include <cmath>
 #include <cstring>
@@ -48,6 +50,13 @@ KnownTensor scalar(double value, DType dtype) {
   case DType::F32: {
     float v = static_cast<float>(value);
     t.bytes.assign(reinterpret_cast<const char *>(&v), 4);
+    break;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    float f = static_cast<float>(value);
+    uint16_t bits = dtype == DType::F16 ? floatToHalfBits(f) : floatToBFloat16Bits(f);
+    t.bytes.assign(reinterpret_cast<const char *>(&bits), 2);
     break;
   }
   default: {
@@ -537,6 +546,168 @@ bool leakyRelu(Importer &im) {
   return emit(im, OpKind::Max, {im.input(0), {*scaled, 0}});
 }
 
+/// Builds an ONNX op out of several IR ops on the node's input 0 (float
+/// activations): each step names its node after the output plus a suffix;
+/// a failed step (reported by the Importer) fails the rest.
+class Composer {
+public:
+  explicit Composer(Importer &im)
+      : im(im), x(im.input(0)), type(im.graph.dtype(x)) {}
+
+  Importer &im;
+  ValueRef x;
+  DType type;
+
+  ValueRef c(double value) {
+    return im.addConstant(scalar(value, type), "." + std::to_string(next++));
+  }
+  ValueRef op(OpKind kind, const std::vector<ValueRef> &operands,
+              const std::function<void(Graph &)> &attrs = {}) {
+    if (!ok)
+      return x;
+    std::optional<NodeId> n = im.add(kind, operands, attrs, "." + std::to_string(next++));
+    ok = n.has_value();
+    return ok ? ValueRef{*n, 0} : x;
+  }
+  /// Binds `value` as the node's output, once every step succeeded.
+  bool finish(ValueRef value) {
+    if (ok)
+      im.bind(0, value);
+    return ok;
+  }
+  /// Activations are defined on floats only.
+  bool floatInput() {
+    return isFloat(type) || im.unsupported("the input must be a float tensor");
+  }
+
+private:
+  unsigned next = 0;
+  bool ok = true;
+};
+
+/// alpha * (exp(x) - 1) where x <= 0, else x.
+ValueRef expLinear(Composer &k, ValueRef x, double alpha) {
+  ValueRef negative = k.op(OpKind::Mul, {k.c(alpha), k.op(OpKind::Sub, {k.op(OpKind::Exp, {x}), k.c(1)})});
+  return k.op(OpKind::Where, {k.op(OpKind::Gt, {x, k.c(0)}), x, negative});
+}
+
+bool elu(Importer &im) {
+  Composer k(im);
+  return k.floatInput() && k.finish(expLinear(k, k.x, im.attrFloat("alpha", 1)));
+}
+
+bool selu(Importer &im) {
+  Composer k(im);
+  double alpha = im.attrFloat("alpha", 1.67326319217681884765625f);
+  double gamma = im.attrFloat("gamma", 1.05070102214813232421875f);
+  return k.floatInput() &&
+         k.finish(k.op(OpKind::Mul, {k.c(gamma), expLinear(k, k.x, alpha)}));
+}
+
+bool celu(Importer &im) { // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+  Composer k(im);
+  double alpha = im.attrFloat("alpha", 1);
+  if (!k.floatInput())
+    return false;
+  ValueRef scaled = k.op(OpKind::Div, {k.x, k.c(alpha)});
+  ValueRef e = k.op(OpKind::Mul, {k.c(alpha), k.op(OpKind::Sub, {k.op(OpKind::Exp, {scaled}), k.c(1)})});
+  return k.finish(k.op(OpKind::Add, {k.op(OpKind::Relu, {k.x}), k.op(OpKind::Min, {k.c(0), e})}));
+}
+
+/// clamp(alpha * x + beta, 0, 1)
+ValueRef hardSigmoidOf(Composer &k, ValueRef x, double alpha, double beta) {
+  ValueRef linear = k.op(OpKind::Add, {k.op(OpKind::Mul, {k.c(alpha), x}), k.c(beta)});
+  return k.op(OpKind::Clamp, {linear}, [](Graph &g) {
+    g.addFloatAttr(AttrName::MinValue, 0);
+    g.addFloatAttr(AttrName::MaxValue, 1);
+  });
+}
+
+bool hardSigmoid(Importer &im) {
+  Composer k(im);
+  return k.floatInput() && k.finish(hardSigmoidOf(k, k.x, im.attrFloat("alpha", 0.2f),
+                                                  im.attrFloat("beta", 0.5f)));
+}
+
+bool hardSwish(Importer &im) {
+  Composer k(im);
+  return k.floatInput() &&
+         k.finish(k.op(OpKind::Mul, {k.x, hardSigmoidOf(k, k.x, 1.0 / 6, 0.5)}));
+}
+
+/// log(exp(x) + 1)
+ValueRef softplusOf(Composer &k, ValueRef x) {
+  return k.op(OpKind::Log, {k.op(OpKind::Add, {k.op(OpKind::Exp, {x}), k.c(1)})});
+}
+
+bool softplus(Importer &im) {
+  Composer k(im);
+  return k.floatInput() && k.finish(softplusOf(k, k.x));
+}
+
+bool mish(Importer &im) { // x * tanh(softplus(x))
+  Composer k(im);
+  return k.floatInput() &&
+         k.finish(k.op(OpKind::Mul, {k.x, k.op(OpKind::Tanh, {softplusOf(k, k.x)})}));
+}
+
+bool softsign(Importer &im) { // x / (1 + |x|)
+  Composer k(im);
+  return k.floatInput() &&
+         k.finish(k.op(OpKind::Div, {k.x, k.op(OpKind::Add, {k.c(1), k.op(OpKind::Abs, {k.x})})}));
+}
+
+bool sign(Importer &im) { // (x > 0) - (x < 0), in x's dtype
+  Composer k(im);
+  auto asType = [&](ValueRef b) {
+    return k.op(OpKind::Cast, {b}, [&](Graph &g) {
+      g.addDTypeAttr(AttrName::To, k.type);
+    });
+  };
+  return k.finish(k.op(OpKind::Sub, {asType(k.op(OpKind::Gt, {k.x, k.c(0)})),
+                                     asType(k.op(OpKind::Lt, {k.x, k.c(0)}))}));
+}
+
+bool thresholdedRelu(Importer &im) { // x where x > alpha, else 0
+  Composer k(im);
+  if (!k.floatInput())
+    return false;
+  ValueRef keep = k.op(OpKind::Gt, {k.x, k.c(im.attrFloat("alpha", 1))});
+  return k.finish(k.op(OpKind::Where, {keep, k.x, k.c(0)}));
+}
+
+bool prelu(Importer &im) { // slope * x where x < 0, else x
+  Composer k(im);
+  ValueRef scaled = k.op(OpKind::Mul, {im.input(1), k.x});
+  return k.finish(k.op(OpKind::Where, {k.op(OpKind::Lt, {k.x, k.c(0)}), scaled, k.x}));
+}
+
+bool shrink(Importer &im) { // x + bias below -lambd, x - bias above lambd, else 0
+  Composer k(im);
+  double lambd = im.attrFloat("lambd", 0.5f), bias = im.attrFloat("bias", 0);
+  ValueRef above = k.op(OpKind::Where, {k.op(OpKind::Gt, {k.x, k.c(lambd)}),
+                                        k.op(OpKind::Sub, {k.x, k.c(bias)}), k.c(0)});
+  return k.finish(k.op(OpKind::Where, {k.op(OpKind::Lt, {k.x, k.c(-lambd)}),
+                                       k.op(OpKind::Add, {k.x, k.c(bias)}), above}));
+}
+
+bool xorOp(Importer &im) { // (a or b) and not (a and b)
+  Composer k(im);
+  ValueRef a = im.input(0), b = im.input(1);
+  ValueRef both = k.op(OpKind::And, {a, b});
+  return k.finish(k.op(OpKind::And, {k.op(OpKind::Or, {a, b}), k.op(OpKind::Not, {both})}));
+}
+
+bool mean(Importer &im) { // the sum of the inputs divided by their count
+  Composer k(im);
+  if (!k.floatInput())
+    return false;
+  ValueRef sum = im.input(0);
+  for (size_t i = 1; i < im.numInputs(); ++i)
+    sum = k.op(OpKind::Add, {sum, im.input(i)});
+  return k.finish(k.op(OpKind::Div, {sum, k.c(static_cast<double>(im.numInputs()))}));
+}
+
 bool globalPool(Importer &im, OpKind kind) {
   size_t rank = im.graph.shape(im.input(0)).size();
   std::vector<int64_t> axes;
@@ -580,6 +751,20 @@ const std::map<std::string, Handler> &handlers() {
       {"Sin", [](Importer &im) { return direct(im, OpKind::Sin); }},
       {"Cos", [](Importer &im) { return direct(im, OpKind::Cos); }},
       {"LeakyRelu", leakyRelu},
+      {"Elu", elu},
+      {"Selu", selu},
+      {"Celu", celu},
+      {"HardSigmoid", hardSigmoid},
+      {"HardSwish", hardSwish},
+      {"Softplus", softplus},
+      {"Mish", mish},
+      {"Softsign", softsign},
+      {"Sign", sign},
+      {"ThresholdedRelu", thresholdedRelu},
+      {"PRelu", prelu},
+      {"Shrink", shrink},
+      {"Xor", xorOp},
+      {"Mean", mean},
       {"Cast", cast},
       {"Clip", clip},
       {"Identity", identity},
@@ -642,9 +827,27 @@ size_t requiredInputs(const std::string &opType) {
       {"GreaterOrEqual", 2}, {"And", 2}, {"Or", 2}, {"MatMul", 2}, {"Gemm", 2},
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
       {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
-      {"BatchNormalization", 5}};
+      {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
+}
+/// The first opset from which an op type means what its handler imports
+/// (11 unless listed: the op changed before, e.g. attributes that became
+/// inputs). These did not change since, but for added dtypes.
+int64_t firstOpset(const std::string &opType) {
+  static const std::map<std::string, int64_t> table = {
+      {"Softplus", 1}, {"Softsign", 1}, {"Not", 1}, {"MatMul", 1},
+      {"Identity", 1}, {"Transpose", 1}, {"Softmax", 1}, {"LogSoftmax", 1},
+      {"Concat", 4}, {"Abs", 6}, {"Neg", 6}, {"Exp", 6}, {"Log", 6},
+      {"Sqrt", 6}, {"Reciprocal", 6}, {"Relu", 6}, {"Sigmoid", 6}, {"Tanh", 6},
+      {"Elu", 6}, {"Selu", 6}, {"HardSigmoid", 6}, {"LeakyRelu", 6}, {"Cast", 6},
+      {"Add", 7}, {"Sub", 7}, {"Mul", 7}, {"Div", 7}, {"Pow", 7}, {"Equal", 7},
+      {"Less", 7}, {"Greater", 7}, {"And", 7}, {"Or", 7}, {"Xor", 7}, {"Sin", 7},
+      {"Cos", 7}, {"Dropout", 7}, {"Max", 8}, {"Min", 8}, {"Sum", 8}, {"Mean", 8},
+      {"Erf", 9}, {"Sign", 9}, {"Shrink", 9}, {"PRelu", 9}, {"Where", 9},
+      {"Flatten", 9}, {"ThresholdedRelu", 10}};
+  auto it = table.find(opType);
+  return it == table.end() ? 11 : it->second;
 }
 } // namespace
 
@@ -654,6 +857,9 @@ bool onnximport::importOp(Importer &im) {
   auto it = table.find(opType);
   if (it == table.end())
     return im.unsupported("op type '" + opType + "' has no fuelc equivalent yet");
+  if (int64_t first = firstOpset(opType); im.opset < first)
+    return im.unsupported("fuelc imports " + opType + " from opset " +
+                          std::to_string(first) + " (it meant something else before)");
   for (size_t i = 0; i < requiredInputs(opType); ++i)
     if (!im.hasInput(i))
       return im.unsupported("input " + std::to_string(i) + " is required");

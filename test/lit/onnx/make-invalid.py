@@ -25,10 +25,14 @@ def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,)):
 
 n = helper.make_node
 # Three independent problems, and readers of their outputs (not reported).
-save("unsupported", [n("Elu", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
+save("unsupported", [n("Floor", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
                      n("Add", ["shape", "shape"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
                      n("MaxPool", ["x"], ["m"], kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
                      n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S))
-save("opset", [n("Relu", ["x"], ["y"])], opset=9)
+# Relu kept its meaning since opset 6; Pad took its pads as an attribute
+# before opset 11.
+save("opset", [n("Relu", ["x"], ["r"]), n("Pad", ["r"], ["y"], pads=[0, 0, 1, 1, 0, 0, 1, 1])],
+     opset=9)
+save("opset18", [n("Relu", ["x"], ["y"])], opset=18)
 strings = helper.make_tensor("s", TensorProto.STRING, [1], [b"a"])
 save("dtype", [n("Relu", ["x"], ["y"])], inits=[strings])
