@@ -520,6 +520,17 @@ bool shapeOf(Importer &im) {
   return true;
 }
 
+bool size(Importer &im) { // The element count, as an int64 scalar.
+  int64_t count = 1;
+  for (const Dim &d : im.graph.shape(im.input(0))) {
+    if (!d.isStatic())
+      return im.unsupported("Size of a tensor with symbolic extents is not supported");
+    count *= d.size();
+  }
+  im.bindConstant(KnownTensor{DType::I64, {}, std::string(reinterpret_cast<const char *>(&count), 8)});
+  return true;
+}
+
 bool identity(Importer &im) {
   if (im.current().op_type() == "Dropout") {
     if (im.outputUsed(1))
@@ -708,6 +719,44 @@ bool mean(Importer &im) { // the sum of the inputs divided by their count
   return k.finish(k.op(OpKind::Div, {sum, k.c(static_cast<double>(im.numInputs()))}));
 }
 
+/// The reductions ONNX derives from a sum: ReduceL1 (of |x|), ReduceL2
+/// (sqrt of the sum of squares), ReduceSumSquare, ReduceLogSum (log of the
+/// sum) and ReduceLogSumExp (log of the sum of exp(x); as the definition
+/// reads, without max-shifting).
+bool derivedReduce(Importer &im) {
+  const std::string &type = im.current().op_type();
+  Composer k(im);
+  bool needsFloat = type == "ReduceL2" || type == "ReduceLogSum" || type == "ReduceLogSumExp";
+  if (needsFloat && !k.floatInput())
+    return false;
+  std::optional<std::vector<int64_t>> axes = axesOf(im, 1);
+  if (!axes)
+    return false;
+  bool keep = im.attrInt("keepdims", 1) != 0;
+  ValueRef v = k.x;
+  if (type == "ReduceL1")
+    v = k.op(OpKind::Abs, {v});
+  else if (type == "ReduceL2" || type == "ReduceSumSquare")
+    v = k.op(OpKind::Mul, {v, v});
+  else if (type == "ReduceLogSumExp")
+    v = k.op(OpKind::Exp, {v});
+  v = k.op(OpKind::ReduceSum, {v}, [&](Graph &g) {
+    if (!axes->empty())
+      g.addIntsAttr(AttrName::Axes, *axes);
+    g.addBoolAttr(AttrName::KeepDims, keep);
+  });
+  if (type == "ReduceL2")
+    v = k.op(OpKind::Sqrt, {v});
+  else if (type == "ReduceLogSum" || type == "ReduceLogSumExp")
+    v = k.op(OpKind::Log, {v});
+  return k.finish(v);
+}
+
+bool castLike(Importer &im) { // A cast to the dtype of input 1.
+  DType to = im.graph.dtype(im.input(1));
+  return emit(im, OpKind::Cast, {im.input(0)}, [&](Graph &g) { g.addDTypeAttr(AttrName::To, to); });
+}
+
 bool globalPool(Importer &im, OpKind kind) {
   size_t rank = im.graph.shape(im.input(0)).size();
   std::vector<int64_t> axes;
@@ -765,6 +814,13 @@ const std::map<std::string, Handler> &handlers() {
       {"Shrink", shrink},
       {"Xor", xorOp},
       {"Mean", mean},
+      {"ReduceL1", derivedReduce},
+      {"ReduceL2", derivedReduce},
+      {"ReduceSumSquare", derivedReduce},
+      {"ReduceLogSum", derivedReduce},
+      {"ReduceLogSumExp", derivedReduce},
+      {"CastLike", castLike},
+      {"Size", size},
       {"Cast", cast},
       {"Clip", clip},
       {"Identity", identity},
@@ -827,7 +883,7 @@ size_t requiredInputs(const std::string &opType) {
       {"GreaterOrEqual", 2}, {"And", 2}, {"Or", 2}, {"MatMul", 2}, {"Gemm", 2},
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
       {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
-      {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}};
+      {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
 }
@@ -845,7 +901,8 @@ int64_t firstOpset(const std::string &opType) {
       {"Less", 7}, {"Greater", 7}, {"And", 7}, {"Or", 7}, {"Xor", 7}, {"Sin", 7},
       {"Cos", 7}, {"Dropout", 7}, {"Max", 8}, {"Min", 8}, {"Sum", 8}, {"Mean", 8},
       {"Erf", 9}, {"Sign", 9}, {"Shrink", 9}, {"PRelu", 9}, {"Where", 9},
-      {"Flatten", 9}, {"ThresholdedRelu", 10}};
+      {"Flatten", 9}, {"ThresholdedRelu", 10}, {"GlobalAveragePool", 1},
+      {"GlobalMaxPool", 1}, {"Size", 1}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }
