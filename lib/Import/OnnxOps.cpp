@@ -752,6 +752,31 @@ bool derivedReduce(Importer &im) {
   return k.finish(v);
 }
 
+/// x where (row, column) lies in the kept triangle (columns - rows >= k
+/// for the upper one, <= k for the lower one), else 0: a constant mask
+/// over the last two (static) extents.
+bool trilu(Importer &im) {
+  ValueRef x = im.input(0);
+  ShapeRef s = im.graph.shape(x);
+  if (s.size() < 2 || !s[s.size() - 2].isStatic() || !s.back().isStatic())
+    return im.unsupported("the last two extents must be static");
+  int64_t k = 0;
+  if (im.hasInput(1)) {
+    const KnownTensor *t = constInts(im, 1, "k");
+    if (!t)
+      return false;
+    k = t->ints().at(0);
+  }
+  bool upper = im.attrInt("upper", 1) != 0;
+  int64_t rows = s[s.size() - 2].size(), cols = s.back().size();
+  KnownTensor mask{DType::Bool, {rows, cols}, {}};
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.bytes += static_cast<char>(upper ? j - i >= k : j - i <= k);
+  ValueRef zero = im.addConstant(scalar(0, im.graph.dtype(x)), ".zero");
+  return emit(im, OpKind::Where, {im.addConstant(mask, ".mask"), x, zero});
+}
+
 bool castLike(Importer &im) { // A cast to the dtype of input 1.
   DType to = im.graph.dtype(im.input(1));
   return emit(im, OpKind::Cast, {im.input(0)}, [&](Graph &g) { g.addDTypeAttr(AttrName::To, to); });
@@ -820,6 +845,7 @@ const std::map<std::string, Handler> &handlers() {
       {"ReduceLogSum", derivedReduce},
       {"ReduceLogSumExp", derivedReduce},
       {"CastLike", castLike},
+      {"Trilu", trilu},
       {"Size", size},
       {"Cast", cast},
       {"Clip", clip},

@@ -376,6 +376,8 @@ char *CudaBackend::stage(size_t bytes) {
 }
 
 void CudaBackend::upload(char *to, const char *from, size_t bytes) {
+  if (bytes == 0)
+    return;
   // The caller's thread may not have the context yet.
   bool ready = error().empty() && ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent");
   char *staged = ready ? stage(bytes) : nullptr;
@@ -387,6 +389,8 @@ void CudaBackend::upload(char *to, const char *from, size_t bytes) {
 }
 
 void CudaBackend::download(char *to, const char *from, size_t bytes) {
+  if (bytes == 0)
+    return;
   bool ready = error().empty() && ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent");
   char *staged = ready ? stage(bytes) : nullptr;
   if (!staged ||

@@ -784,6 +784,8 @@ char *VulkanBackend::stage(size_t bytes, uint64_t &offset) {
 }
 
 void VulkanBackend::upload(char *to, const char *from, size_t bytes) {
+  if (bytes == 0) // Empty tensors: Vulkan forbids empty copies.
+    return;
   uint64_t target = 0, source = 0;
   const Allocation *alloc = resolve(to, target);
   if (!alloc || !error().empty()) {
@@ -801,6 +803,8 @@ void VulkanBackend::upload(char *to, const char *from, size_t bytes) {
 }
 
 void VulkanBackend::download(char *to, const char *from, size_t bytes) {
+  if (bytes == 0)
+    return;
   uint64_t source = 0, target = 0;
   const Allocation *alloc = resolve(from, source);
   if (!alloc || !error().empty()) {
