@@ -330,11 +330,11 @@ static void emitLibraryContraction(GpuKernelEmitter &e, NodeId head) {
   for (unsigned a : bound)
     constants.push_back(static_cast<int32_t>(graph.shape(e.spec.args[a].value).size()));
   // One workgroup per 64x64 tile of the result.
-  e.addLibraryDispatch(bound, {rootArg, {}, 64 * 64}, constants,
-                       GpuKernelEmitter::kWorkgroupSize);
+  // The library kernels' fixed workgroup: 256 threads.
+  e.addLibraryDispatch(bound, {rootArg, {}, 64 * 64}, constants, 256);
   if (e.spec.nodes.size() == 1)
     return;
-  e.beginDispatch({rootArg, {}, GpuKernelEmitter::kWorkgroupSize});
+  e.beginDispatch({rootArg, {}, e.workgroupSize});
   Coords extents = e.extents(e.root());
   GpuKernelEmitter::Loop loop = e.beginThreadLoop(e.product(extents));
   Point p = e.pointOf(e.root(), e.delinearize(loop.iv, extents), loop.iv);
@@ -357,7 +357,7 @@ LogicalResult codegen::emitGpuPerElement(GpuKernelEmitter &e,
     return failure();
   }
   ValueRef root = e.root();
-  e.beginDispatch({*e.argOf(root), {}, GpuKernelEmitter::kWorkgroupSize});
+  e.beginDispatch({*e.argOf(root), {}, e.workgroupSize});
   Coords extents = e.extents(root);
   GpuKernelEmitter::Loop loop = e.beginThreadLoop(e.product(extents));
   Point p = e.pointOf(root, e.delinearize(loop.iv, extents), loop.iv);
@@ -378,7 +378,7 @@ LogicalResult codegen::emitGpuSplit(GpuKernelEmitter &e, NodeId head,
   ValueRef x = graph.operands(head)[0];
   unsigned axis = *normalizeAxis(graph.getInt(head, AttrName::Axis, 0),
                                  graph.shape(x).size());
-  e.beginDispatch({*e.argOf(x), {}, GpuKernelEmitter::kWorkgroupSize});
+  e.beginDispatch({*e.argOf(x), {}, e.workgroupSize});
   Coords extents = e.extents(x);
   GpuKernelEmitter::Loop loop = e.beginThreadLoop(e.product(extents));
   Coords at = e.delinearize(loop.iv, extents);

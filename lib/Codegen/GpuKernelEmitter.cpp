@@ -209,8 +209,8 @@ void GpuKernelEmitter::endFor(Loop &loop, const std::string &next) {
 }
 
 GpuKernelEmitter::Loop GpuKernelEmitter::beginThreadLoop(const std::string &n) {
-  std::string first = ix("addi", ix("muli", groupId, c(kWorkgroupSize)), threadId);
-  return beginFor(first, n, ix("muli", numGroups, c(kWorkgroupSize)));
+  std::string first = ix("addi", ix("muli", groupId, c(workgroupSize)), threadId);
+  return beginFor(first, n, ix("muli", numGroups, c(workgroupSize)));
 }
 
 GpuKernelEmitter::Loop GpuKernelEmitter::beginGroupLoop(const std::string &n) {
@@ -263,7 +263,7 @@ GpuKernelEmitter::workgroupReduce(const std::vector<std::string> &values,
   };
   store(values);
   os << "    gpu.barrier\n";
-  for (int64_t width = kWorkgroupSize / 2; width >= 1; width /= 2) {
+  for (int64_t width = workgroupSize / 2; width >= 1; width /= 2) {
     beginIf(s.op("arith.cmpi ult, " + threadId + ", " + c(width), "index"));
     std::string other = ix("addi", threadId, c(width));
     std::vector<std::string> mine, theirs;
@@ -303,7 +303,7 @@ void GpuKernelEmitter::storeWithHead(NodeId head, const std::string &value,
 }
 
 std::string GpuKernelEmitter::sharedType(const std::string &type) const {
-  return "memref<" + std::to_string(kWorkgroupSize) + "x" + type + ", " +
+  return "memref<" + std::to_string(workgroupSize) + "x" + type + ", " +
          target.workgroupSpace + ">";
 }
 
@@ -313,7 +313,7 @@ void GpuKernelEmitter::beginDispatch(const GpuGrid &grid) {
   d.entry = spec.symbol + "_" + std::to_string(dispatches.size());
   for (unsigned a = 0; a < spec.args.size(); ++a)
     d.args.push_back(a);
-  d.workgroupSize = kWorkgroupSize;
+  d.workgroupSize = static_cast<unsigned>(workgroupSize);
   d.grid = grid;
   dispatches.push_back(d);
   open = "  gpu.func @" + d.entry + "(";
@@ -321,7 +321,7 @@ void GpuKernelEmitter::beginDispatch(const GpuGrid &grid) {
     open += "%a" + std::to_string(a) + ": memref<?x" +
             storageType(graph.dtype(spec.args[a].value)) + ">, ";
   attributes = target.kernelAttributes;
-  std::string size = std::to_string(kWorkgroupSize);
+  std::string size = std::to_string(workgroupSize);
   for (size_t at; (at = attributes.find("%N")) != std::string::npos;)
     attributes.replace(at, 2, size);
   open += "%params: memref<?xi32>)";

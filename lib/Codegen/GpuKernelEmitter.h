@@ -31,13 +31,13 @@ namespace fuel::codegen {
 
 class GpuKernelEmitter {
 public:
-  static constexpr int64_t kWorkgroupSize = 256;
   /// Workgroups per dispatch at most (Vulkan guarantees 65535 per axis).
   static constexpr int64_t kMaxGroups = 65535;
 
   GpuKernelEmitter(const Graph &graph, const KernelSpec &spec,
                    const GpuDialectTarget &target)
-      : graph(graph), spec(spec), target(target), s(graph, spec) {}
+      : graph(graph), spec(spec), target(target), s(graph, spec),
+        workgroupSize(target.workgroupSize) {}
 
   /// Appends the kernel's generated gpu.funcs to `module` and describes its
   /// dispatches in `kernel`.
@@ -64,6 +64,8 @@ public:
   const GpuDialectTarget &target;
   /// Scalar writer: its body is the current function's.
   KernelEmitter s;
+  /// Threads per workgroup of generated dispatches.
+  const int64_t workgroupSize;
   std::string threadId, groupId, numGroups;
 
   /// Starts a generated dispatch over every kernel argument.

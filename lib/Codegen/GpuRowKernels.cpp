@@ -86,7 +86,7 @@ static std::string reduceRow(GpuKernelEmitter &e, ValueRef x,
                              const GpuKernelEmitter::Combine &combine) {
   GpuKernelEmitter::Loop loop =
       e.beginFor(e.threadId, e.product(rows.reducedExtents),
-                 e.c(GpuKernelEmitter::kWorkgroupSize),
+                 e.c(e.workgroupSize),
                  e.s.constant(init, type), type);
   Memo memo;
   Coords at = rows.merge(kept, e.delinearize(loop.iv, rows.reducedExtents));
@@ -164,7 +164,7 @@ LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
   e.storeVariable(at, "i32", e.s.constant(0, "i32"));
   GpuKernelEmitter::Loop scan =
       e.beginFor(e.threadId, e.product(r.rows.reducedExtents),
-                 e.c(GpuKernelEmitter::kWorkgroupSize));
+                 e.c(e.workgroupSize));
   Memo memo;
   Coords full = r.rows.merge(r.kept, {scan.iv});
   std::string v = e.valueAt(x, e.pointOf(x, full), memo);
@@ -263,7 +263,7 @@ LogicalResult codegen::emitGpuNormalization(GpuKernelEmitter &e, NodeId head,
   // Every thread writes its slice of the row.
   GpuKernelEmitter::Loop elems =
       e.beginFor(e.threadId, e.product(rows.reducedExtents),
-                 e.c(GpuKernelEmitter::kWorkgroupSize));
+                 e.c(e.workgroupSize));
   Coords red = e.delinearize(elems.iv, rows.reducedExtents);
   Coords at = rows.merge(kept, red);
   Memo memo;

@@ -65,7 +65,7 @@ static LogicalResult generateSpirv(const Graph &graph, const ExecutionPlan &plan
   if (kernels.empty())
     return success();
   SpirvOutput out;
-  if (failed(compileSpirv(graph, kernels, device->target, libraries.spirvDir,
+  if (failed(compileSpirv(graph, kernels, device->target, device->workgroupSize, libraries.spirvDir,
                           out, error)))
     return failure();
   code.binaries["spirv"] = std::move(out.section);
@@ -82,7 +82,8 @@ static LogicalResult generatePtx(const Graph &graph, const ExecutionPlan &plan,
   if (kernels.empty())
     return success();
   PtxOutput out;
-  if (failed(compilePtx(graph, kernels, device->target, libraries.ptxDir, out, error)))
+  if (failed(compilePtx(graph, kernels, device->target, device->workgroupSize,
+                        libraries.ptxDir, out, error)))
     return failure();
   code.binaries["ptx"] = std::move(out.section);
   code.mlir += out.mlir;

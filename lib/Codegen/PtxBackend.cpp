@@ -135,6 +135,7 @@ static LogicalResult assemble(const std::string &ptx, const std::string &chip,
 LogicalResult fuel::compilePtx(const Graph &graph,
                                const std::vector<KernelSpec> &kernels,
                                const std::string &target,
+                           unsigned workgroupSize,
                                const std::string &libraryDir, PtxOutput &out,
                                std::string &error) {
   if (target.rfind("sm_", 0) != 0) {
@@ -143,7 +144,7 @@ LogicalResult fuel::compilePtx(const Graph &graph,
   }
   GpuDialectTarget dialect{"#gpu.address_space<workgroup>", "#gpu.address_space<private>",
                            "gpu.known_block_size = array<i32: %N, 1, 1>",
-                           /*workgroupAttributions=*/true};
+                           /*workgroupAttributions=*/true, workgroupSize};
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
     return failure();

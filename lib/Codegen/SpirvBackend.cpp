@@ -186,6 +186,7 @@ static LogicalResult lowerGeneratedModule(const std::string &gpuModule,
 LogicalResult fuel::compileSpirv(const Graph &graph,
                                  const std::vector<KernelSpec> &kernels,
                                  const std::string &target,
+                           unsigned workgroupSize,
                                  const std::string &libraryDir,
                                  SpirvOutput &out, std::string &error) {
   const VulkanEnvironment *env = nullptr;
@@ -201,7 +202,7 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
   GpuDialectTarget dialect{
       "#spirv.storage_class<Workgroup>", "#spirv.storage_class<Function>",
       "spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [%N, 1, 1]>",
-      /*workgroupAttributions=*/false};
+      /*workgroupAttributions=*/false, workgroupSize};
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
     return failure();

@@ -171,10 +171,20 @@ bool MachineJsonParser::parseDevice(DeviceSpec &device) {
     } else if (key == "launch_overhead") {
       auto s = scope("launch_overhead");
       alive = readNumberAtLeast(device.launchOverhead, valid, 0, false);
+    } else if (key == "workgroup_size") {
+      auto s = scope("workgroup_size");
+      double size = 0;
+      alive = readNumberAtLeast(size, valid, 1, false);
+      // Workgroup reductions halve the group: a power of two.
+      if (valid && (size != std::floor(size) || size < 32 || size > 1024 ||
+                    (static_cast<int>(size) & (static_cast<int>(size) - 1))))
+        errorAt(offset, "workgroup_size must be a power of two from 32 to 1024");
+      else if (valid)
+        device.workgroupSize = static_cast<unsigned>(size);
     } else {
       alive = unknownMember(offset, key, "device",
                             "id, name, target, peak_flops, memory_bandwidth, "
-                            "memory_capacity, launch_overhead");
+                            "memory_capacity, launch_overhead, workgroup_size");
     }
   }
   if (!alive || reader.failed())

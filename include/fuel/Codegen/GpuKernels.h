@@ -60,6 +60,8 @@ struct GpuDialectTarget {
   /// Workgroup arrays are gpu.func workgroup attributions (NVVM), or
   /// memref.alloc in the workgroup space (SPIR-V).
   bool workgroupAttributions = false;
+  /// Threads per workgroup (a power of two; the machine description's).
+  int64_t workgroupSize = 256;
 };
 
 /// Writes the `gpu.module @kernels` of `kernels` (one gpu.func per generated

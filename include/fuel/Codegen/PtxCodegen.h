@@ -31,10 +31,12 @@ struct PtxOutput {
   bool verified = false;
 };
 
-/// Compiles `kernels` for a CUDA device of `target` (`sm_80`, `sm_90`, ...);
+/// Compiles `kernels` for a CUDA device of `target` (`sm_80`, `sm_90`, ...)
+/// with blocks of `workgroupSize` threads;
 /// `libraryDir` holds the library kernels' PTX (`<symbol>.ptx`).
 LogicalResult compilePtx(const Graph &graph, const std::vector<KernelSpec> &kernels,
-                         const std::string &target, const std::string &libraryDir,
+                         const std::string &target,
+                           unsigned workgroupSize, const std::string &libraryDir,
                          PtxOutput &out, std::string &error);
 
 } // namespace fuel

@@ -33,11 +33,13 @@ struct SpirvOutput {
 };
 
 /// Compiles `kernels` for a Vulkan device of `target` (`vulkan1.1`,
-/// `vulkan1.2` or `vulkan1.3`); `libraryDir` holds the library kernels'
+/// `vulkan1.2` or `vulkan1.3`) with workgroups of `workgroupSize` threads;
+/// `libraryDir` holds the library kernels'
 /// SPIR-V (`<symbol>.spv`).
 LogicalResult compileSpirv(const Graph &graph,
                            const std::vector<KernelSpec> &kernels,
                            const std::string &target,
+                           unsigned workgroupSize,
                            const std::string &libraryDir, SpirvOutput &out,
                            std::string &error);
 

@@ -33,6 +33,8 @@ struct DeviceSpec {
   double memoryBandwidth = 0; // bytes/s
   double memoryCapacity = 0;  // bytes
   double launchOverhead = 0;  // seconds per kernel
+  /// Threads per workgroup of generated GPU kernels.
+  unsigned workgroupSize = 256;
 };
 
 struct LinkSpec {
