@@ -53,4 +53,20 @@ fi
   echo
   /usr/bin/python3 "$root/bench/vulkan_kernels.py" "$root/build" "$(mktemp -d)"
 } > "$results/vulkan-lavapipe.md"
+# ONNX Runtime from npm (the only registry besides Debian's); --ignore-scripts
+# skips its post-install download of GPU providers: the CPU one is in the package.
+ort="$root/build/bench/onnxruntime"
+if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
+  mkdir -p "$ort"
+  npm install --prefix "$ort" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0 >/dev/null
+fi
+{
+  header "PyTorch-exported models end to end: fuelc against ONNX Runtime and PyTorch eager"
+  echo "examples/pytorch/export.py --bench (random weights, fixed seeds). fuelc: \`fuel-run --bench\`"
+  echo "on an artifact planned for the \`host\` machine; ONNX Runtime $(cd "$ort" && node -p "require('onnxruntime-node/package.json').version")"
+  echo "(npm onnxruntime-node, CPU provider, all graph optimizations); PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
+  echo "eager under no_grad. Same thread count for all three, medians of 20 runs, interleaved per model."
+  echo
+  /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
+} > "$results/onnx-models.md"
 cat "$results"/*.md

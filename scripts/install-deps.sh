@@ -19,6 +19,8 @@ packages=(
   clang-14 libclang-rt-14-dev
   # Test and benchmark helpers.
   python3 python3-numpy python3-jsonschema libopenblas-dev
+  # PyTorch-exported example models and their reference outputs.
+  python3-torch python3-torchvision
 )
 
 missing=()

@@ -236,12 +236,21 @@ Matrix matrixOf(const View &v, const float *base, bool transpose, bool column) {
 }
 } // namespace
 
-/// Whether axes [from, to] of `v` are nested row-major (each stride is the
-/// next one times its extent), so they index like one axis.
-bool collapsible(const View &v, int64_t from, int64_t to) {
-  for (int64_t i = from; i < to; ++i)
-    if (v.size(i + 1) != 1 && v.stride(i) != v.stride(i + 1) * v.size(i + 1))
+/// Whether axes [from, to] of `v` nest row-major, so they index like one
+/// axis; `stride` is then that axis's stride. Unit axes are skipped: their
+/// strides are arbitrary (a transposed view of a batch of one, say).
+bool collapsible(const View &v, int64_t from, int64_t to, int64_t &stride) {
+  stride = 0;
+  int64_t inner = 0; // Elements spanned by the non-unit axes seen so far.
+  for (int64_t i = to; i >= from; --i) {
+    if (v.size(i) == 1)
+      continue;
+    if (inner == 0)
+      stride = v.stride(i);
+    else if (v.stride(i) != stride * inner)
       return false;
+    inner = (inner == 0 ? 1 : inner) * v.size(i);
+  }
   return true;
 }
 
@@ -258,13 +267,16 @@ extern "C" void SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c,
   int64_t ldc = !rowA ? 0 : columnB ? vc.stride(vc.rank - 1) : vc.stride(vc.rank - 2);
   // Batches of A's rows against one B (linear, or a broadcast B) are one
   // taller matrix when A's and C's batch axes nest with their rows.
+  int64_t rowStrideA, rowStrideC;
   if (batchRank > 0 && batchB == 0 && rowA && !columnB && !transA &&
-      batchA == batchRank && collapsible(va, 0, va.rank - 2) &&
-      collapsible(vc, 0, vc.rank - 2)) {
+      batchA == batchRank && collapsible(va, 0, va.rank - 2, rowStrideA) &&
+      collapsible(vc, 0, vc.rank - 2, rowStrideC)) {
     Matrix ma = matrixOf(va, va.data(), false, false);
     for (int64_t i = 0; i < batchRank; ++i)
       ma.rows *= va.size(i);
-    gemm(ma, matrixOf(vb, vb.data(), transB, true), vc.data(), ldc, accumulate);
+    ma.rowStride = rowStrideA;
+    gemm(ma, matrixOf(vb, vb.data(), transB, true), vc.data(), rowStrideC,
+         accumulate);
     return;
   }
   int64_t batches = 1;

@@ -196,6 +196,10 @@ check("diamond_fused", [("x", rand((16, 16)))],
 # A transposed operand read by matmul (strided descriptor).
 check("matmul_strided_operand", [("t", rand((16, 8))), ("m", rand((16, 5)))],
       [node("tt", "transpose", ["t"]), node("y", "matmul", ["tt", "m"])], ["y"])
+# Batched rows through a transposed batch of one ([1, T, E] -> [T, 1, E], as
+# PyTorch's batch-first attention): the unit axis's stride is not the rows'.
+check("matmul_unit_batch_view", [("t", rand((1, 40, 24))), ("m", rand((24, 20)))],
+      [node("tt", "transpose", ["t"], perm=[1, 0, 2]), node("y", "matmul", ["tt", "m"])], ["y"])
 # Several outputs sharing a subgraph (computed once), one output a view.
 check("shared_outputs", [("x", x), ("a", a)],
       [node("s", "add", ["x", "a"]), node("r", "relu", ["s"]), node("n", "neg", ["s"]),

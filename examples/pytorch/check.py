@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""Imports the models export.py wrote, plans them with fuelc (the `host`
+machine, or with --vulkan the `ci` machine's Vulkan device alone), runs them
+with fuel-run and compares the outputs with PyTorch's.
+
+Usage: check.py BUILD_DIR MODEL_DIR [--vulkan]
+
+Prints one line per model: its output shape, the largest difference from
+PyTorch relative to the output's magnitude, and ok or FAIL (over 1e-4);
+exits 1 when any model fails.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+MODELS = ("mlp", "encoder", "resnet18")
+build, models = sys.argv[1:3]
+vulkan = "--vulkan" in sys.argv[3:]
+fuelc = os.path.join(build, "tools", "fuelc", "fuelc")
+fuel_run = os.path.join(build, "tools", "fuel-run", "fuel-run")
+target = ["--machine", "host"]
+env = dict(os.environ)
+if vulkan:
+    target = ["--machine", "ci", "--allow-device", "vulkan:0", "--input-residency", "vulkan:0",
+              "--output-residency", "vulkan:0"]
+    if os.environ.get("FUEL_VULKAN_PRELOAD"):  # See test/lit/lit.cfg.py.
+        env["LD_PRELOAD"] = os.environ["FUEL_VULKAN_PRELOAD"]
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}\nexited {r.returncode}: {r.stderr.strip()}")
+
+
+failed = False
+for name in MODELS:
+    stem = os.path.join(models, name)
+    plan, got = stem + ".fplan", stem + ".got.npy"
+    # The symbolic batch is planned for up to 16; the input binds it.
+    run([fuelc, "plan", stem + ".onnx", *target, "--dim", "B=16", "-o", plan])
+    run([fuel_run, "-q", plan, "--input", f"x={stem}.input.npy", "--output", got], env=env)
+    want, have = np.load(stem + ".expected.npy"), np.load(got)
+    if want.shape != have.shape:
+        print(f"{name}: FAIL shape {have.shape}, PyTorch {want.shape}")
+        failed = True
+        continue
+    error = float(np.max(np.abs(have - want)) / max(1.0, float(np.max(np.abs(want)))))
+    ok = error <= 1e-4
+    failed |= not ok
+    print(f"{name}: f32{list(have.shape)} max relative difference {error:.1e} {'ok' if ok else 'FAIL'}")
+sys.exit(1 if failed else 0)

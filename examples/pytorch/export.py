@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""Exports three PyTorch models to ONNX with random weights (fixed seeds),
+with an input and PyTorch's output for it, for fuelc to import, plan and run.
+
+Usage: export.py OUTDIR [--bench]
+
+Writes, per model NAME in mlp, encoder, resnet18: NAME.onnx, NAME.input.npy
+and NAME.expected.npy (PyTorch eager on that input, no_grad, eval mode).
+The batch dim of mlp and resnet18 is symbolic (`B`); the encoder is exported
+with static shapes because PyTorch's attention reshapes by products of dims
+(`[T, B * heads, head_dim]`), which fuelc does not import for symbolic dims.
+--bench writes deployment sizes (ResNet-18 at 224x224, a wider encoder)
+instead of the small test sizes. Needs Debian's python3-torch and
+python3-torchvision (scripts/install-deps.sh installs them).
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self, width, hidden, classes):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(width, hidden)
+        self.fc2 = torch.nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        return torch.softmax(self.fc2(torch.nn.functional.gelu(self.fc1(x))), dim=-1)
+
+
+def models(bench):
+    """(name, module, input, symbolic batch) in a fixed order and seed."""
+    torch.manual_seed(0)
+    if bench:
+        yield "mlp", Mlp(512, 2048, 1000), torch.randn(64, 512), True
+        yield ("encoder", torch.nn.TransformerEncoderLayer(512, 8, 2048, dropout=0.0, batch_first=True),
+               torch.randn(1, 128, 512), False)
+        yield "resnet18", torchvision.models.resnet18(), torch.randn(1, 3, 224, 224), True
+    else:
+        yield "mlp", Mlp(64, 256, 10), torch.randn(8, 64), True
+        yield ("encoder", torch.nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True),
+               torch.randn(2, 16, 128), False)
+        yield "resnet18", torchvision.models.resnet18(), torch.randn(2, 3, 64, 64), True
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, module, x, symbolic_batch in models("--bench" in sys.argv[2:]):
+        module.eval()
+        dynamic = {"x": {0: "B"}, "y": {0: "B"}} if symbolic_batch else None
+        path = os.path.join(out, name + ".onnx")
+        torch.onnx.export(module, x, path, input_names=["x"], output_names=["y"],
+                          opset_version=17, dynamic_axes=dynamic)
+        with torch.no_grad():
+            y = module(x)
+        np.save(os.path.join(out, name + ".input.npy"), x.numpy())
+        np.save(os.path.join(out, name + ".expected.npy"), y.numpy())
+
+
+if __name__ == "__main__":
+    main()
