@@ -47,6 +47,7 @@ p.add_argument("work")
 p.add_argument("--table")
 p.add_argument("--pass-list")
 p.add_argument("--check-pass-list")
+p.add_argument("--reasons", help="write each unsupported case's diagnostic here, one per line")
 p.add_argument("--vulkan", action="store_true")
 args = p.parse_args()
 MACHINE = []
@@ -172,6 +173,9 @@ if args.table:
 passing = sorted(name for name, _, status, _ in results if status == "passed")
 if args.pass_list:
     open(args.pass_list, "w").write("\n".join(passing) + "\n")
+if args.reasons:
+    open(args.reasons, "w").writelines(f"{name}\t{op}\t{why}\n" for name, op, status, why in results
+                                       if status == "unsupported")
 regressions = []
 if args.check_pass_list:
     expected = [l.strip() for l in open(args.check_pass_list) if l.strip()]

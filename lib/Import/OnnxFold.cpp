@@ -11,6 +11,7 @@
 
 #include "OnnxImporter.h"
 
+#include <algorithm>
 
 using namespace fuel;
 using namespace fuel::onnximport;
@@ -44,6 +45,28 @@ static std::optional<KnownTensor> arithmetic(const std::string &op,
   if (!shape.empty())
     shape[0] = static_cast<int64_t>(n);
   return ints(out, shape);
+}
+
+/// numpy slicing of a vector (Slice's inputs; axes must be {0}).
+static std::optional<KnownTensor> slice1D(const KnownTensor &data, std::vector<int64_t> starts,
+                                          std::vector<int64_t> ends, std::vector<int64_t> axes,
+                                          std::vector<int64_t> steps) {
+  std::vector<int64_t> values = data.ints(), picked;
+  int64_t n = static_cast<int64_t>(values.size());
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1 ||
+      (axes[0] != 0 && axes[0] != -1) || steps[0] == 0)
+    return std::nullopt;
+  int64_t step = steps[0];
+  auto clampIndex = [&](int64_t i, int64_t lo, int64_t hi) {
+    i = i < 0 ? (i < -n ? lo : i + n) : i;
+    return std::clamp(i, lo, hi);
+  };
+  // Forward slices clamp to [0, n], backward ones to [-1, n - 1].
+  int64_t begin = step > 0 ? clampIndex(starts[0], 0, n) : clampIndex(starts[0], -1, n - 1);
+  int64_t end = step > 0 ? clampIndex(ends[0], 0, n) : clampIndex(ends[0], -1, n - 1);
+  for (int64_t i = begin; step > 0 ? i < end : i > end; i += step)
+    picked.push_back(values[i]);
+  return ints(picked, {static_cast<int64_t>(picked.size())});
 }
 
 bool onnximport::foldConstant(Importer &im) {
@@ -117,6 +140,10 @@ bool onnximport::foldConstant(Importer &im) {
       all.insert(all.end(), v.begin(), v.end());
     }
     out = ints(all, {static_cast<int64_t>(all.size())});
+  } else if (op == "Slice" && in.size() >= 3 && in[0]->shape.size() == 1) {
+    out = slice1D(*in[0], in[1]->ints(), in[2]->ints(),
+                  in.size() > 3 ? in[3]->ints() : std::vector<int64_t>{0},
+                  in.size() > 4 ? in[4]->ints() : std::vector<int64_t>{1});
   } else if (op == "Gather" && in.size() == 2 && in[0]->shape.size() == 1 &&
              im.attrInt("axis", 0) == 0) {
     std::vector<int64_t> data = in[0]->ints(), index = in[1]->ints(), picked;

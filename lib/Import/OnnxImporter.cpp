@@ -66,6 +66,7 @@ bool onnximport::decodeTensor(const onnx::TensorProto &t, KnownTensor &out,
   }
   out.dtype = *dt;
   out.shape.assign(t.dims().begin(), t.dims().end());
+  out.bytes.clear();
   int64_t count = 1;
   for (int64_t d : out.shape) {
     if (d < 0 || (d && count > (int64_t(1) << 40) / d)) {

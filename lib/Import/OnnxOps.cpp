@@ -8,64 +8,20 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "OnnxImporter.h"
+#include "OnnxOpSupport.h"
 
 #include "fuel/IR/Graph.h"
 #include "fuel/Support/Float16.h"
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace fuel;
 using namespace fuel::onnximport;
 
 namespace {
-using Handler = bool (*)(Importer &);
-
-/// `kind` over `operands`, bound to the node's output 0.
-bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
-          const std::function<void(Graph &)> &attrs = {}) {
-  std::optional<NodeId> n = im.add(kind, operands, attrs);
-  if (n)
-    im.bind(0, {*n, 0});
-  return n.has_value();
-}
-
-/// One IR op over all of the node's inputs, bound to its output 0.
-bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {}) {
-  std::vector<ValueRef> operands;
-  for (size_t i = 0; i < im.numInputs(); ++i)
-    if (im.hasInput(i))
-      operands.push_back(im.input(i));
-  return emit(im, kind, operands, attrs);
-}
-
-KnownTensor scalar(double value, DType dtype) {
-  KnownTensor t{dtype, {}, {}};
-  switch (dtype) {
-  case DType::F64:
-    t.bytes.assign(reinterpret_cast<const char *>(&value), 8);
-    break;
-  case DType::F32: {
-    float v = static_cast<float>(value);
-    t.bytes.assign(reinterpret_cast<const char *>(&v), 4);
-    break;
-  }
-  case DType::F16:
-  case DType::BF16: {
-    float f = static_cast<float>(value);
-    uint16_t bits = dtype == DType::F16 ? floatToHalfBits(f) : floatToBFloat16Bits(f);
-    t.bytes.assign(reinterpret_cast<const char *>(&bits), 2);
-    break;
-  }
-  default: {
-    int64_t v = static_cast<int64_t>(value);
-    t.bytes.assign(reinterpret_cast<const char *>(&v), dtypeByteSize(dtype));
-  }
-  }
-  return t;
-}
 
 /// Variadic Sum/Max/Min as a chain of binary ops.
 bool chain(Importer &im, OpKind kind) {
@@ -83,27 +39,6 @@ bool chain(Importer &im, OpKind kind) {
   }
   im.bind(0, acc);
   return true;
-}
-
-/// A constant integer input (a shape, axes, pads); reports when it is not.
-const KnownTensor *constInts(Importer &im, size_t i, const char *what) {
-  const KnownTensor *t = im.constantInput(i);
-  if (!t)
-    im.unsupported(std::string(what) + " (input " + std::to_string(i) +
-                   ") must be a constant");
-  return t;
-}
-
-/// Axes from the `axes` attribute (older opsets) or input `inputIndex`.
-std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex) {
-  if (im.attr("axes"))
-    return im.attrInts("axes");
-  if (!im.hasInput(inputIndex))
-    return std::vector<int64_t>();
-  const KnownTensor *t = constInts(im, inputIndex, "axes");
-  if (!t)
-    return std::nullopt;
-  return t->ints();
 }
 
 bool requireNotSet(Importer &im) {
@@ -161,12 +96,49 @@ bool reduce(Importer &im, OpKind kind) {
 }
 
 bool argReduce(Importer &im, OpKind kind) {
-  if (im.attrInt("select_last_index", 0))
-    return im.unsupported("select_last_index=1 is not supported");
-  return direct(im, kind, [&](Graph &g) {
-    g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0));
-    g.addBoolAttr(AttrName::KeepDims, im.attrInt("keepdims", 1) != 0);
+  int64_t axis = im.attrInt("axis", 0);
+  bool keep = im.attrInt("keepdims", 1) != 0;
+  auto attrs = [&](Graph &g) {
+    g.addIntAttr(AttrName::Axis, axis);
+    g.addBoolAttr(AttrName::KeepDims, keep);
+  };
+  if (!im.attrInt("select_last_index", 0))
+    return direct(im, kind, attrs);
+  // The last extreme is the first one of the reversed axis: n - 1 - that.
+  ShapeRef shape = im.graph.shape(im.input(0));
+  std::optional<unsigned> a = normalizeAxis(axis, shape.size());
+  if (!a || !shape[*a].isStatic())
+    return im.unsupported("select_last_index=1 needs a static extent on the axis");
+  int64_t last = shape[*a].size() - 1; // (Adding nodes invalidates `shape`.)
+  Composer k(im);
+  ValueRef reversed = k.op(OpKind::Slice, {k.x}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Starts, std::vector<int64_t>{-1});
+    g.addIntsAttr(AttrName::Ends, std::vector<int64_t>{std::numeric_limits<int64_t>::min()});
+    g.addIntsAttr(AttrName::Steps, std::vector<int64_t>{-1});
+    g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{static_cast<int64_t>(*a)});
   });
+  ValueRef first = k.op(kind, {reversed}, attrs);
+  return k.finish(k.op(OpKind::Sub, {k.c(static_cast<double>(last), DType::I64), first}));
+}
+
+/// One where x is the first maximum along `axis`, else 0: the argmax
+/// compared with the axis's indices.
+bool hardmax(Importer &im) {
+  ShapeRef shape = im.graph.shape(im.input(0));
+  std::optional<unsigned> a = normalizeAxis(im.attrInt("axis", -1), shape.size());
+  if (!a || !shape[*a].isStatic())
+    return im.unsupported("the axis must exist and have a static extent");
+  Composer k(im);
+  int64_t n = shape[*a].size();
+  KnownTensor indices{DType::I64, {n}, {}};
+  indices.shape.resize(shape.size() - *a, 1);
+  for (int64_t i = 0; i < n; ++i)
+    indices.bytes += scalar(static_cast<double>(i), DType::I64).bytes;
+  ValueRef first = k.op(OpKind::ArgMax, {k.x}, [&](Graph &g) {
+    g.addIntAttr(AttrName::Axis, *a);
+    g.addBoolAttr(AttrName::KeepDims, true);
+  });
+  return k.finish(k.cast(k.op(OpKind::Eq, {first, k.constant(indices)}), k.type));
 }
 
 bool softmax(Importer &im, OpKind kind) {
@@ -394,13 +366,19 @@ bool clip(Importer &im) {
     lo = im.attrFloat("min", -INFINITY);
     hi = im.attrFloat("max", INFINITY);
   }
+  if ((im.hasInput(1) && !im.constantInput(1)) || (im.hasInput(2) && !im.constantInput(2))) {
+    // Bounds computed at run time: max(x, min), then min(that, max).
+    Composer k(im);
+    ValueRef y = k.x;
+    if (im.hasInput(1))
+      y = k.op(OpKind::Max, {y, im.input(1)});
+    if (im.hasInput(2))
+      y = k.op(OpKind::Min, {y, im.input(2)});
+    return k.finish(y);
+  }
   for (size_t i : {1, 2})
-    if (im.hasInput(i)) {
-      const KnownTensor *t = im.constantInput(i);
-      if (!t)
-        return im.unsupported("min and max must be constants");
-      (i == 1 ? lo : hi) = t->reals().at(0);
-    }
+    if (im.hasInput(i))
+      (i == 1 ? lo : hi) = im.constantInput(i)->reals().at(0);
   if (std::isinf(lo) && std::isinf(hi)) {
     im.bind(0, im.input(0));
     return true;
@@ -532,191 +510,48 @@ bool size(Importer &im) { // The element count, as an int64 scalar.
 }
 
 bool identity(Importer &im) {
-  if (im.current().op_type() == "Dropout") {
-    if (im.outputUsed(1))
-      return im.unsupported("the mask output is not supported");
-    // Inference only: training mode drops values at random.
-    const KnownTensor *training = im.constantInput(2);
-    if (im.hasInput(2) && (!training || training->ints().at(0) != 0))
-      return im.unsupported("training mode (random dropout) is not supported");
-  }
   im.bind(0, im.input(0));
   return true;
 }
 
-/// max(x, alpha * x) for 0 <= alpha <= 1.
-bool leakyRelu(Importer &im) {
-  double alpha = im.attrFloat("alpha", 0.01f);
-  if (alpha < 0 || alpha > 1)
-    return im.unsupported("alpha outside [0, 1] is not supported");
-  DType t = im.graph.dtype(im.input(0));
-  std::optional<NodeId> scaled = im.add(
-      OpKind::Mul, {im.input(0), im.addConstant(scalar(alpha, t), ".alpha")}, {}, ".scaled");
-  if (!scaled)
-    return false;
-  return emit(im, OpKind::Max, {im.input(0), {*scaled, 0}});
-}
-
-/// Builds an ONNX op out of several IR ops on the node's input 0 (float
-/// activations): each step names its node after the output plus a suffix;
-/// a failed step (reported by the Importer) fails the rest.
-class Composer {
-public:
-  explicit Composer(Importer &im)
-      : im(im), x(im.input(0)), type(im.graph.dtype(x)) {}
-
-  Importer &im;
-  ValueRef x;
-  DType type;
-
-  ValueRef c(double value) {
-    return im.addConstant(scalar(value, type), "." + std::to_string(next++));
-  }
-  ValueRef op(OpKind kind, const std::vector<ValueRef> &operands,
-              const std::function<void(Graph &)> &attrs = {}) {
-    if (!ok)
-      return x;
-    std::optional<NodeId> n = im.add(kind, operands, attrs, "." + std::to_string(next++));
-    ok = n.has_value();
-    return ok ? ValueRef{*n, 0} : x;
-  }
-  /// Binds `value` as the node's output, once every step succeeded.
-  bool finish(ValueRef value) {
-    if (ok)
-      im.bind(0, value);
-    return ok;
-  }
-  /// Activations are defined on floats only.
-  bool floatInput() {
-    return isFloat(type) || im.unsupported("the input must be a float tensor");
-  }
-
-private:
-  unsigned next = 0;
-  bool ok = true;
-};
-
-/// alpha * (exp(x) - 1) where x <= 0, else x.
-ValueRef expLinear(Composer &k, ValueRef x, double alpha) {
-  ValueRef negative = k.op(OpKind::Mul, {k.c(alpha), k.op(OpKind::Sub, {k.op(OpKind::Exp, {x}), k.c(1)})});
-  return k.op(OpKind::Where, {k.op(OpKind::Gt, {x, k.c(0)}), x, negative});
-}
-
-bool elu(Importer &im) {
+/// Inference only (training mode drops values at random): the output is
+/// the input, the mask (when read) all true.
+bool dropout(Importer &im) {
+  const KnownTensor *training = im.constantInput(2);
+  if (im.hasInput(2) && (!training || training->ints().at(0) != 0))
+    return im.unsupported("training mode (random dropout) is not supported");
+  im.bind(0, im.input(0));
+  if (!im.outputUsed(1))
+    return true;
+  ShapeRef shape = im.graph.shape(im.input(0));
+  std::vector<Dim> dims(shape.begin(), shape.end());
   Composer k(im);
-  return k.floatInput() && k.finish(expLinear(k, k.x, im.attrFloat("alpha", 1)));
+  ValueRef mask = k.op(OpKind::BroadcastTo, {k.c(1, DType::Bool)},
+                       [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
+  return k.finish(mask, 1);
 }
 
-bool selu(Importer &im) {
+/// Pow of mixed dtypes has the base's: an integer exponent is cast to a
+/// float base's dtype; an integer base with a float exponent is raised in
+/// the exponent's dtype and truncated back, as the ONNX reference does.
+bool power(Importer &im) {
+  DType base = im.graph.dtype(im.input(0)), exponent = im.graph.dtype(im.input(1));
+  if (base == exponent)
+    return direct(im, OpKind::Pow);
   Composer k(im);
-  double alpha = im.attrFloat("alpha", 1.67326319217681884765625f);
-  double gamma = im.attrFloat("gamma", 1.05070102214813232421875f);
-  return k.floatInput() &&
-         k.finish(k.op(OpKind::Mul, {k.c(gamma), expLinear(k, k.x, alpha)}));
+  if (isFloat(base) || !isFloat(exponent))
+    return k.finish(k.op(OpKind::Pow, {k.x, k.cast(im.input(1), base)}));
+  ValueRef raised = k.op(OpKind::Pow, {k.cast(k.x, exponent), im.input(1)});
+  return k.finish(k.cast(raised, base));
 }
 
-bool celu(Importer &im) { // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
-  Composer k(im);
-  double alpha = im.attrFloat("alpha", 1);
-  if (!k.floatInput())
-    return false;
-  ValueRef scaled = k.op(OpKind::Div, {k.x, k.c(alpha)});
-  ValueRef e = k.op(OpKind::Mul, {k.c(alpha), k.op(OpKind::Sub, {k.op(OpKind::Exp, {scaled}), k.c(1)})});
-  return k.finish(k.op(OpKind::Add, {k.op(OpKind::Relu, {k.x}), k.op(OpKind::Min, {k.c(0), e})}));
-}
-
-/// clamp(alpha * x + beta, 0, 1)
-ValueRef hardSigmoidOf(Composer &k, ValueRef x, double alpha, double beta) {
-  ValueRef linear = k.op(OpKind::Add, {k.op(OpKind::Mul, {k.c(alpha), x}), k.c(beta)});
-  return k.op(OpKind::Clamp, {linear}, [](Graph &g) {
-    g.addFloatAttr(AttrName::MinValue, 0);
-    g.addFloatAttr(AttrName::MaxValue, 1);
-  });
-}
-
-bool hardSigmoid(Importer &im) {
-  Composer k(im);
-  return k.floatInput() && k.finish(hardSigmoidOf(k, k.x, im.attrFloat("alpha", 0.2f),
-                                                  im.attrFloat("beta", 0.5f)));
-}
-
-bool hardSwish(Importer &im) {
-  Composer k(im);
-  return k.floatInput() &&
-         k.finish(k.op(OpKind::Mul, {k.x, hardSigmoidOf(k, k.x, 1.0 / 6, 0.5)}));
-}
-
-/// log(exp(x) + 1)
-ValueRef softplusOf(Composer &k, ValueRef x) {
-  return k.op(OpKind::Log, {k.op(OpKind::Add, {k.op(OpKind::Exp, {x}), k.c(1)})});
-}
-
-bool softplus(Importer &im) {
-  Composer k(im);
-  return k.floatInput() && k.finish(softplusOf(k, k.x));
-}
-
-bool mish(Importer &im) { // x * tanh(softplus(x))
-  Composer k(im);
-  return k.floatInput() &&
-         k.finish(k.op(OpKind::Mul, {k.x, k.op(OpKind::Tanh, {softplusOf(k, k.x)})}));
-}
-
-bool softsign(Importer &im) { // x / (1 + |x|)
-  Composer k(im);
-  return k.floatInput() &&
-         k.finish(k.op(OpKind::Div, {k.x, k.op(OpKind::Add, {k.c(1), k.op(OpKind::Abs, {k.x})})}));
-}
-
-bool sign(Importer &im) { // (x > 0) - (x < 0), in x's dtype
-  Composer k(im);
-  auto asType = [&](ValueRef b) {
-    return k.op(OpKind::Cast, {b}, [&](Graph &g) {
-      g.addDTypeAttr(AttrName::To, k.type);
-    });
-  };
-  return k.finish(k.op(OpKind::Sub, {asType(k.op(OpKind::Gt, {k.x, k.c(0)})),
-                                     asType(k.op(OpKind::Lt, {k.x, k.c(0)}))}));
-}
-
-bool thresholdedRelu(Importer &im) { // x where x > alpha, else 0
-  Composer k(im);
-  if (!k.floatInput())
-    return false;
-  ValueRef keep = k.op(OpKind::Gt, {k.x, k.c(im.attrFloat("alpha", 1))});
-  return k.finish(k.op(OpKind::Where, {keep, k.x, k.c(0)}));
-}
-
-bool prelu(Importer &im) { // slope * x where x < 0, else x
-  Composer k(im);
-  ValueRef scaled = k.op(OpKind::Mul, {im.input(1), k.x});
-  return k.finish(k.op(OpKind::Where, {k.op(OpKind::Lt, {k.x, k.c(0)}), scaled, k.x}));
-}
-
-bool shrink(Importer &im) { // x + bias below -lambd, x - bias above lambd, else 0
-  Composer k(im);
-  double lambd = im.attrFloat("lambd", 0.5f), bias = im.attrFloat("bias", 0);
-  ValueRef above = k.op(OpKind::Where, {k.op(OpKind::Gt, {k.x, k.c(lambd)}),
-                                        k.op(OpKind::Sub, {k.x, k.c(bias)}), k.c(0)});
-  return k.finish(k.op(OpKind::Where, {k.op(OpKind::Lt, {k.x, k.c(-lambd)}),
-                                       k.op(OpKind::Add, {k.x, k.c(bias)}), above}));
-}
-
-bool xorOp(Importer &im) { // (a or b) and not (a and b)
-  Composer k(im);
-  ValueRef a = im.input(0), b = im.input(1);
-  ValueRef both = k.op(OpKind::And, {a, b});
-  return k.finish(k.op(OpKind::And, {k.op(OpKind::Or, {a, b}), k.op(OpKind::Not, {both})}));
-}
-
-bool mean(Importer &im) { // the sum of the inputs divided by their count
-  Composer k(im);
-  if (!k.floatInput())
-    return false;
-  ValueRef sum = im.input(0);
-  for (size_t i = 1; i < im.numInputs(); ++i)
-    sum = k.op(OpKind::Add, {sum, im.input(i)});
-  return k.finish(k.op(OpKind::Div, {sum, k.c(static_cast<double>(im.numInputs()))}));
+/// Shape-computing ops whose inputs are not known at import (OnnxFold.cpp
+/// computes them when they are).
+bool needsConstantInputs(Importer &im) {
+  for (size_t i = 0; i < im.numInputs(); ++i)
+    if (im.hasInput(i) && !constInts(im, i, "the shape arithmetic's input"))
+      return false;
+  return im.unsupported("this " + im.current().op_type() + " cannot be computed at import");
 }
 
 /// The reductions ONNX derives from a sum: ReduceL1 (of |x|), ReduceL2
@@ -793,13 +628,14 @@ bool globalPool(Importer &im, OpKind kind) {
   });
 }
 
-const std::map<std::string, Handler> &handlers() {
-  static const std::map<std::string, Handler> table = {
+const HandlerTable &handlers() {
+  static const HandlerTable table = [] {
+    HandlerTable t = {
       {"Add", [](Importer &im) { return direct(im, OpKind::Add); }},
       {"Sub", [](Importer &im) { return direct(im, OpKind::Sub); }},
       {"Mul", [](Importer &im) { return direct(im, OpKind::Mul); }},
       {"Div", [](Importer &im) { return direct(im, OpKind::Div); }},
-      {"Pow", [](Importer &im) { return direct(im, OpKind::Pow); }},
+      {"Pow", power},
       {"Max", [](Importer &im) { return chain(im, OpKind::Max); }},
       {"Min", [](Importer &im) { return chain(im, OpKind::Min); }},
       {"Sum", [](Importer &im) { return chain(im, OpKind::Add); }},
@@ -824,21 +660,6 @@ const std::map<std::string, Handler> &handlers() {
       {"Erf", [](Importer &im) { return direct(im, OpKind::Erf); }},
       {"Sin", [](Importer &im) { return direct(im, OpKind::Sin); }},
       {"Cos", [](Importer &im) { return direct(im, OpKind::Cos); }},
-      {"LeakyRelu", leakyRelu},
-      {"Elu", elu},
-      {"Selu", selu},
-      {"Celu", celu},
-      {"HardSigmoid", hardSigmoid},
-      {"HardSwish", hardSwish},
-      {"Softplus", softplus},
-      {"Mish", mish},
-      {"Softsign", softsign},
-      {"Sign", sign},
-      {"ThresholdedRelu", thresholdedRelu},
-      {"PRelu", prelu},
-      {"Shrink", shrink},
-      {"Xor", xorOp},
-      {"Mean", mean},
       {"ReduceL1", derivedReduce},
       {"ReduceL2", derivedReduce},
       {"ReduceSumSquare", derivedReduce},
@@ -850,7 +671,10 @@ const std::map<std::string, Handler> &handlers() {
       {"Cast", cast},
       {"Clip", clip},
       {"Identity", identity},
-      {"Dropout", identity},
+      {"Dropout", dropout},
+      {"ConstantOfShape", needsConstantInputs},
+      {"Range", needsConstantInputs},
+      {"Hardmax", hardmax},
       {"MatMul", [](Importer &im) { return direct(im, OpKind::MatMul); }},
       {"Gemm", gemm},
       {"Conv", [](Importer &im) { return convLike(im, OpKind::Conv2D); }},
@@ -897,7 +721,11 @@ const std::map<std::string, Handler> &handlers() {
       {"Expand", expand},
       {"Constant", constant},
       {"Shape", shapeOf},
-  };
+    };
+    addActivationHandlers(t);
+    addLossHandlers(t);
+    return t;
+  }();
   return table;
 }
 
@@ -909,7 +737,8 @@ size_t requiredInputs(const std::string &opType) {
       {"GreaterOrEqual", 2}, {"And", 2}, {"Or", 2}, {"MatMul", 2}, {"Gemm", 2},
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
       {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
-      {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2}};
+      {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
+      {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
 }
@@ -928,14 +757,16 @@ int64_t firstOpset(const std::string &opType) {
       {"Cos", 7}, {"Dropout", 7}, {"Max", 8}, {"Min", 8}, {"Sum", 8}, {"Mean", 8},
       {"Erf", 9}, {"Sign", 9}, {"Shrink", 9}, {"PRelu", 9}, {"Where", 9},
       {"Flatten", 9}, {"ThresholdedRelu", 10}, {"GlobalAveragePool", 1},
-      {"GlobalMaxPool", 1}, {"Size", 1}};
+      {"GlobalMaxPool", 1}, {"Size", 1}, {"Tan", 7}, {"Sinh", 9}, {"Cosh", 9},
+      {"Asinh", 9}, {"Acosh", 9}, {"Atanh", 9}, {"IsNaN", 9}, {"IsInf", 10},
+      {"Hardmax", 13}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }
 } // namespace
 
 bool onnximport::importOp(Importer &im) {
-  const std::map<std::string, Handler> &table = handlers();
+  const HandlerTable &table = handlers();
   const std::string &opType = im.current().op_type();
   auto it = table.find(opType);
   if (it == table.end())

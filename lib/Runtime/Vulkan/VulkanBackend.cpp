@@ -648,8 +648,16 @@ void VulkanBackend::prepare(KernelCall &call) {
              " is outside the device's memory");
         return;
       }
-      // Bound at an aligned offset; the rest is the element offset.
-      uint64_t bound = offset / align * align;
+      // Bound at an aligned offset at or below the lowest element the view
+      // reaches (below its first one when a stride is negative, as in a
+      // reversed slice); the rest is the element offset.
+      const std::vector<int64_t> &desc = call.descriptors[a];
+      int64_t below = 0;
+      for (unsigned k = 0, rank = info.args[a].rank; k < rank; ++k)
+        if (desc[3 + rank + k] < 0 && desc[3 + k] > 0)
+          below -= desc[3 + rank + k] * (desc[3 + k] - 1);
+      uint64_t lowest = offset - std::min<uint64_t>(offset, below * call.elementBytes[a]);
+      uint64_t bound = lowest / align * align;
       uint64_t range = std::min<uint64_t>(alloc->size - bound,
                                           properties.limits.maxStorageBufferRange);
       buffers.push_back({alloc->buffer, bound, range / 4 * 4});

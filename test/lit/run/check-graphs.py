@@ -200,6 +200,11 @@ check("matmul_strided_operand", [("t", rand((16, 8))), ("m", rand((16, 5)))],
 # PyTorch's batch-first attention): the unit axis's stride is not the rows'.
 check("matmul_unit_batch_view", [("t", rand((1, 40, 24))), ("m", rand((24, 20)))],
       [node("tt", "transpose", ["t"], perm=[1, 0, 2]), node("y", "matmul", ["tt", "m"])], ["y"])
+# A reversed view (negative stride) read by a reduction: Vulkan binds the
+# buffer from the lowest element the view reaches, not its first.
+check("reduce_reversed_view", [("x", rand((2, 3, 40)))],
+      [node("r", "slice", ["x"], starts=[-1], ends=[-2**63], steps=[-1], axes=[0]),
+       node("y", "reduce_max", ["r"], axes=[0], keepdims=True)], ["y"])
 # Several outputs sharing a subgraph (computed once), one output a view.
 check("shared_outputs", [("x", x), ("a", a)],
       [node("s", "add", ["x", "a"]), node("r", "relu", ["s"]), node("n", "neg", ["s"]),

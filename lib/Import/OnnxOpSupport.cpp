@@ -1,0 +1,70 @@
+//===- OnnxOpSupport.cpp - What the ONNX op handlers share ----------------===//
+
+#include "OnnxOpSupport.h"
+
+#include "fuel/Support/Float16.h"
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+bool onnximport::emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
+                      const std::function<void(Graph &)> &attrs) {
+  std::optional<NodeId> n = im.add(kind, operands, attrs);
+  if (n)
+    im.bind(0, {*n, 0});
+  return n.has_value();
+}
+
+bool onnximport::direct(Importer &im, OpKind kind,
+                        const std::function<void(Graph &)> &attrs) {
+  std::vector<ValueRef> operands;
+  for (size_t i = 0; i < im.numInputs(); ++i)
+    if (im.hasInput(i))
+      operands.push_back(im.input(i));
+  return emit(im, kind, operands, attrs);
+}
+
+KnownTensor onnximport::scalar(double value, DType dtype) {
+  KnownTensor t{dtype, {}, {}};
+  switch (dtype) {
+  case DType::F64:
+    t.bytes.assign(reinterpret_cast<const char *>(&value), 8);
+    break;
+  case DType::F32: {
+    float v = static_cast<float>(value);
+    t.bytes.assign(reinterpret_cast<const char *>(&v), 4);
+    break;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    float f = static_cast<float>(value);
+    uint16_t bits = dtype == DType::F16 ? floatToHalfBits(f) : floatToBFloat16Bits(f);
+    t.bytes.assign(reinterpret_cast<const char *>(&bits), 2);
+    break;
+  }
+  default: {
+    int64_t v = static_cast<int64_t>(value);
+    t.bytes.assign(reinterpret_cast<const char *>(&v), dtypeByteSize(dtype));
+  }
+  }
+  return t;
+}
+
+const KnownTensor *onnximport::constInts(Importer &im, size_t i, const char *what) {
+  const KnownTensor *t = im.constantInput(i);
+  if (!t)
+    im.unsupported(std::string(what) + " (input " + std::to_string(i) +
+                   ") must be a constant");
+  return t;
+}
+
+std::optional<std::vector<int64_t>> onnximport::axesOf(Importer &im, size_t inputIndex) {
+  if (im.attr("axes"))
+    return im.attrInts("axes");
+  if (!im.hasInput(inputIndex))
+    return std::vector<int64_t>();
+  const KnownTensor *t = constInts(im, inputIndex, "axes");
+  if (!t)
+    return std::nullopt;
+  return t->ints();
+}

@@ -1,0 +1,91 @@
+//===- OnnxOpSupport.h - What the ONNX op handlers share --------*- C++ -*-===//
+//
+// The op handlers are split by kind (OnnxOps.cpp: ops with an IR
+// equivalent and the shape ops; OnnxActivations.cpp: elementwise functions
+// built from IR ops; OnnxLosses.cpp: the loss functions). They share the
+// helpers here and the Composer, which builds one ONNX op from several IR
+// ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FUEL_LIB_IMPORT_ONNXOPSUPPORT_H
+#define FUEL_LIB_IMPORT_ONNXOPSUPPORT_H
+
+#include "OnnxImporter.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fuel::onnximport {
+
+using Handler = bool (*)(Importer &);
+using HandlerTable = std::map<std::string, Handler>;
+
+/// Registers the handlers of OnnxActivations.cpp and OnnxLosses.cpp.
+void addActivationHandlers(HandlerTable &table);
+void addLossHandlers(HandlerTable &table);
+
+/// `kind` over `operands`, bound to the node's output 0.
+bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
+          const std::function<void(Graph &)> &attrs = {});
+/// One IR op over all of the node's inputs, bound to its output 0.
+bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {});
+/// A rank-0 tensor holding `value` in `dtype` (rounded as a cast would).
+KnownTensor scalar(double value, DType dtype);
+/// A constant integer input (a shape, axes, pads); reports when it is not.
+const KnownTensor *constInts(Importer &im, size_t i, const char *what);
+/// Axes from the `axes` attribute (older opsets) or input `inputIndex`.
+std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex);
+
+/// Builds an ONNX op out of several IR ops on the node's input 0: each step
+/// names its node after the output plus a suffix; a failed step (reported
+/// by the Importer) fails the rest.
+class Composer {
+public:
+  explicit Composer(Importer &im)
+      : im(im), x(im.input(0)), type(im.graph.dtype(x)) {}
+
+  Importer &im;
+  ValueRef x;
+  DType type;
+
+  /// A scalar constant in x's dtype, or in `dtype`.
+  ValueRef c(double value) { return c(value, type); }
+  ValueRef c(double value, DType dtype) {
+    return constant(scalar(value, dtype));
+  }
+  ValueRef constant(const KnownTensor &t) {
+    return im.addConstant(t, "." + std::to_string(next++));
+  }
+  ValueRef op(OpKind kind, const std::vector<ValueRef> &operands,
+              const std::function<void(Graph &)> &attrs = {}) {
+    if (!ok)
+      return x;
+    std::optional<NodeId> n = im.add(kind, operands, attrs, "." + std::to_string(next++));
+    ok = n.has_value();
+    return ok ? ValueRef{*n, 0} : x;
+  }
+  ValueRef cast(ValueRef v, DType to) {
+    return op(OpKind::Cast, {v}, [&](Graph &g) { g.addDTypeAttr(AttrName::To, to); });
+  }
+  /// Binds `value` as the node's output `i`, once every step succeeded.
+  bool finish(ValueRef value, size_t i = 0) {
+    if (ok)
+      im.bind(i, value);
+    return ok;
+  }
+  /// Activations are defined on floats only.
+  bool floatInput() {
+    return isFloat(type) || im.unsupported("the input must be a float tensor");
+  }
+
+private:
+  unsigned next = 0;
+  bool ok = true;
+};
+
+} // namespace fuel::onnximport
+
+#endif // FUEL_LIB_IMPORT_ONNXOPSUPPORT_H
