@@ -53,6 +53,7 @@ private:
   std::string unary(const std::string &x);
   std::string binary(const std::string &a, const std::string &b);
   std::string integerPower(const std::string &a, const std::string &b);
+  std::string remainder(const std::string &a, const std::string &b);
   std::string cast(const std::string &x);
 
   KernelEmitter &e;
@@ -132,6 +133,12 @@ std::string ScalarWriter::unary(const std::string &x) {
     return un("math.cos", x);
   case OpKind::Recip:
     return bin("arith.divf", c(1), x);
+  case OpKind::Floor:
+    return un("math.floor", x);
+  case OpKind::Ceil:
+    return un("math.ceil", x);
+  case OpKind::Round: // Halves to even, as numpy and ONNX.
+    return un("math.roundeven", x);
   default: { // Clamp; NaN propagates as std::min/std::max do here.
     double lo = graph.getFloat(node, AttrName::MinValue, -INFINITY);
     double hi = graph.getFloat(node, AttrName::MaxValue, INFINITY);
@@ -143,6 +150,29 @@ std::string ScalarWriter::unary(const std::string &x) {
     return v;
   }
   }
+}
+
+/// fmod: the remainder of the quotient truncated toward zero (the
+/// dividend's sign, C's fmod and %); mod: of the quotient floored (the
+/// divisor's sign, numpy.mod and Python's %), the truncated one plus the
+/// divisor where their signs differ. An integer x % 0 is 0, never a trap.
+std::string ScalarWriter::remainder(const std::string &a, const std::string &b) {
+  bool fp = isFloatIn(), u = isUnsignedIn();
+  std::string r, zeroDivisor;
+  if (fp) {
+    r = bin("arith.remf", a, b);
+  } else {
+    zeroDivisor = cmp("eq", b, c(0));
+    r = bin(u ? "arith.remui" : "arith.remsi", a, select(zeroDivisor, c(1), b, type));
+  }
+  if (graph.kind(node) == OpKind::Mod && !u) {
+    const char *lt = fp ? "olt" : "slt";
+    std::string nonzero = cmp(fp ? "une" : "ne", r, c(0));
+    std::string signsDiffer = e.op("arith.xori " + cmp(lt, r, c(0)) + ", " + cmp(lt, b, c(0)), "i1");
+    std::string adjust = e.op("arith.andi " + nonzero + ", " + signsDiffer, "i1");
+    r = select(adjust, bin(fp ? "arith.addf" : "arith.addi", r, b), r, type);
+  }
+  return fp ? r : select(zeroDivisor, c(0), r, type);
 }
 
 std::string ScalarWriter::binary(const std::string &a, const std::string &b) {
@@ -166,6 +196,9 @@ std::string ScalarWriter::binary(const std::string &a, const std::string &b) {
   }
   case OpKind::Pow:
     return fp ? bin("math.powf", a, b) : integerPower(a, b);
+  case OpKind::Mod:
+  case OpKind::Fmod:
+    return remainder(a, b);
   case OpKind::Max:
     return fp ? select(cmp("olt", a, b), b, a, type)
               : bin(u ? "arith.maxui" : "arith.maxsi", a, b);

@@ -23,6 +23,15 @@ static KnownTensor ints(std::vector<int64_t> values, std::vector<int64_t> shape)
   return t;
 }
 
+static KnownTensor narrowToI32(const KnownTensor &t) {
+  KnownTensor out{DType::I32, t.shape, {}};
+  for (int64_t x : t.ints()) {
+    int32_t narrow = static_cast<int32_t>(x);
+    out.bytes.append(reinterpret_cast<const char *>(&narrow), 4);
+  }
+  return out;
+}
+
 static bool isSmallInt(const KnownTensor &t) {
   return (t.dtype == DType::I64 || t.dtype == DType::I32) && t.shape.size() <= 1;
 }
@@ -100,14 +109,18 @@ bool onnximport::foldConstant(Importer &im) {
   }
   if (op == "Range" && in.size() == 3) {
     std::vector<int64_t> start = in[0]->ints(), limit = in[1]->ints(), delta = in[2]->ints();
+    DType type = in[0]->dtype;
     if (start.size() != 1 || limit.size() != 1 || delta.size() != 1 || delta[0] == 0 ||
-        in[0]->dtype != DType::I64)
+        (type != DType::I64 && type != DType::I32))
       return false;
     std::vector<int64_t> out;
     for (int64_t v = start[0]; (delta[0] > 0 ? v < limit[0] : v > limit[0]) && out.size() < 4096;
          v += delta[0])
       out.push_back(v);
-    im.bindConstant(ints(out, {static_cast<int64_t>(out.size())}));
+    KnownTensor range = ints(out, {static_cast<int64_t>(out.size())});
+    if (type == DType::I32)
+      range = narrowToI32(range);
+    im.bindConstant(std::move(range));
     return true;
   }
   for (const KnownTensor *t : in)
@@ -162,15 +175,8 @@ bool onnximport::foldConstant(Importer &im) {
   // i32 results: a cast to it, or arithmetic that keeps its input's width.
   bool narrow = op == "Cast" ? im.attrInt("to", 0) == onnx::TensorProto::INT32
                              : in[0]->dtype == DType::I32;
-  if (narrow) {
-    std::vector<int64_t> v = out->ints();
-    out->dtype = DType::I32;
-    out->bytes.clear();
-    for (int64_t x : v) {
-      int32_t narrow = static_cast<int32_t>(x);
-      out->bytes.append(reinterpret_cast<const char *>(&narrow), 4);
-    }
-  }
+  if (narrow)
+    out = narrowToI32(*out);
   im.bindConstant(std::move(*out));
   return true;
 }

@@ -545,6 +545,15 @@ bool power(Importer &im) {
   return k.finish(k.cast(raised, base));
 }
 
+/// fmod=1: C's fmod (the dividend's sign); fmod=0: Python's % (the
+/// divisor's sign), which ONNX defines on integers only.
+bool mod(Importer &im) {
+  bool truncated = im.attrInt("fmod", 0) != 0;
+  if (!truncated && isFloat(im.graph.dtype(im.input(0))))
+    return im.unsupported("fmod=0 on floats is not defined (ONNX requires fmod=1)");
+  return direct(im, truncated ? OpKind::Fmod : OpKind::Mod);
+}
+
 /// Shape-computing ops whose inputs are not known at import (OnnxFold.cpp
 /// computes them when they are).
 bool needsConstantInputs(Importer &im) {
@@ -660,6 +669,10 @@ const HandlerTable &handlers() {
       {"Erf", [](Importer &im) { return direct(im, OpKind::Erf); }},
       {"Sin", [](Importer &im) { return direct(im, OpKind::Sin); }},
       {"Cos", [](Importer &im) { return direct(im, OpKind::Cos); }},
+      {"Floor", [](Importer &im) { return direct(im, OpKind::Floor); }},
+      {"Ceil", [](Importer &im) { return direct(im, OpKind::Ceil); }},
+      {"Round", [](Importer &im) { return direct(im, OpKind::Round); }},
+      {"Mod", mod},
       {"ReduceL1", derivedReduce},
       {"ReduceL2", derivedReduce},
       {"ReduceSumSquare", derivedReduce},
@@ -738,7 +751,7 @@ size_t requiredInputs(const std::string &opType) {
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
       {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
       {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
-      {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
+      {"Mod", 2}, {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
 }
@@ -759,7 +772,8 @@ int64_t firstOpset(const std::string &opType) {
       {"Flatten", 9}, {"ThresholdedRelu", 10}, {"GlobalAveragePool", 1},
       {"GlobalMaxPool", 1}, {"Size", 1}, {"Tan", 7}, {"Sinh", 9}, {"Cosh", 9},
       {"Asinh", 9}, {"Acosh", 9}, {"Atanh", 9}, {"IsNaN", 9}, {"IsInf", 10},
-      {"Hardmax", 13}};
+      {"Hardmax", 13}, {"Floor", 6}, {"Ceil", 6}, {"Mod", 10},
+      {"ConstantOfShape", 9}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

@@ -50,6 +50,8 @@ static double flopsPerElement(OpKind kind) {
   case OpKind::Rsqrt:
   case OpKind::Div:
   case OpKind::Recip:
+  case OpKind::Mod:
+  case OpKind::Fmod:
     return 4;
   case OpKind::Softmax:
   case OpKind::LogSoftmax:

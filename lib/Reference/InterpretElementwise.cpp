@@ -49,6 +49,12 @@ static double applyUnary(OpKind kind, double v, double lo, double hi,
     return std::cos(v);
   case OpKind::Recip:
     return 1 / v;
+  case OpKind::Floor:
+    return std::floor(v);
+  case OpKind::Ceil:
+    return std::ceil(v);
+  case OpKind::Round: // Halves to even (the default rounding mode).
+    return std::nearbyint(v);
   case OpKind::Not:
     return v == 0;
   case OpKind::Clamp:
@@ -86,6 +92,16 @@ static double applyBinary(OpKind kind, double a, double b, bool integer) {
     return integer ? (b == 0 ? 0 : std::trunc(a / b)) : a / b;
   case OpKind::Pow:
     return std::pow(a, b);
+  case OpKind::Fmod:
+  case OpKind::Mod: {
+    // Truncated (C's fmod), then floored for mod; integer x % 0 is 0.
+    if (integer && b == 0)
+      return 0;
+    double r = std::fmod(a, b);
+    if (kind == OpKind::Mod && r != 0 && (r < 0) != (b < 0))
+      r += b;
+    return r;
+  }
   case OpKind::Max:
     return std::max(a, b);
   case OpKind::Min:

@@ -25,7 +25,7 @@ def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,)):
 
 n = helper.make_node
 # Three independent problems, and readers of their outputs (not reported).
-save("unsupported", [n("Floor", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
+save("unsupported", [n("CumSum", ["x", "x"], ["e"]), n("Relu", ["e"], ["e2"]),
                      n("Add", ["shape", "shape"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
                      n("MaxPool", ["x"], ["m"], kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
                      n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S))

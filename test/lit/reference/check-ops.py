@@ -183,7 +183,9 @@ for op, fn, arr in [("neg", np.negative, x), ("abs", np.abs, x), ("exp", np.exp,
                     ("relu", lambda a: np.maximum(a, 0), x),
                     ("gelu", lambda a: 0.5 * a * (1 + erf(a / np.sqrt(2))), x),
                     ("silu", lambda a: a / (1 + np.exp(-a)), x), ("erf", erf, x),
-                    ("sin", np.sin, x), ("cos", np.cos, x), ("recip", lambda a: 1 / a, pos)]:
+                    ("sin", np.sin, x), ("cos", np.cos, x), ("recip", lambda a: 1 / a, pos),
+                    ("floor", np.floor, x * 3), ("ceil", np.ceil, x * 3),
+                    ("round", np.round, np.concatenate([x * 3, [[-2.5, -0.5, 0.5, 1.5]]]).astype(f32))]:
     case(op, op, [("x", arr)], fn(arr.astype(np.float64)).astype(f32))
 case("gelu_tanh", "gelu", [("x", x)],
      (0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))).astype(f32),
@@ -212,6 +214,16 @@ case("and", "and", [("a", b), ("b", b2)], np.logical_and(b, b2))
 case("or", "or", [("a", b), ("b", b2)], np.logical_or(b, b2))
 ia, ib = rand(6, dtype=np.int32, low=-50, high=50), rand(6, dtype=np.int32, low=1, high=7)
 case("div_i32", "div", [("a", ia), ("b", ib)], (np.trunc(ia / ib)).astype(np.int32))
+# Remainders of mixed signs, floored (numpy.mod) and truncated (numpy.fmod);
+# integer remainders by 0 are 0.
+fa, fb = x * 7, np.where(np.abs(row) < 0.1, 0.5, row) * 3
+case("mod", "mod", [("a", fa), ("b", fb)], np.mod(fa, fb))
+case("fmod", "fmod", [("a", fa), ("b", fb)], np.fmod(fa, fb))
+sb = ib * np.array([1, -1, 1, -1, 1, -1], np.int32)
+zb = np.where(np.arange(6) == 2, 0, sb).astype(np.int32)
+with np.errstate(divide="ignore"):
+    case("mod_i32", "mod", [("a", ia), ("b", zb)], np.where(zb == 0, 0, np.mod(ia, np.where(zb == 0, 1, zb))).astype(np.int32))
+    case("fmod_i32", "fmod", [("a", ia), ("b", zb)], np.where(zb == 0, 0, np.fmod(ia, np.where(zb == 0, 1, zb))).astype(np.int32))
 case("add_i8_wraps", "add", [("a", np.array([100, -100], np.int8)), ("b", np.array([100, -100], np.int8))],
      np.array([-56, 56], np.int8))
 case("where", "where", [("c", col > 0), ("a", x), ("b", row)], np.where(col > 0, x, row))

@@ -43,7 +43,7 @@ std::string op(const std::string &name, const std::string &inputs,
 TEST_CASE("unary ops keep the type and check dtypes", "[infer]") {
   for (const char *name : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
                            "sigmoid", "relu", "gelu", "silu", "erf", "sin",
-                           "cos", "recip"})
+                           "cos", "recip", "floor", "ceil", "round"})
     CHECK(op(name, R"(["x"])") == "f32[B, 4]");
   CHECK(op("exp", R"(["i"])") ==
         "error: exp: operand 0 must be a float type, got i32");
