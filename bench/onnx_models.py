@@ -26,12 +26,10 @@ build, work, ort_dir = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
 bench = Bench(build, work, ["--machine", "host"])
 rows = []
-for name, module, x, symbolic_batch in export.models(bench=True):
+for name, module, x in export.models(bench=True):
     module.eval()
     path = os.path.join(work, name + ".onnx")
-    dynamic = {"x": {0: "B"}, "y": {0: "B"}} if symbolic_batch else None
-    torch.onnx.export(module, x, path, input_names=["x"], output_names=["y"],
-                      opset_version=17, dynamic_axes=dynamic)
+    export.export(module, x, path)
     raw = os.path.join(work, name + ".f32")
     x.numpy().tofile(raw)
     npy = bench.save(name + ".input", x.numpy())

@@ -5,7 +5,8 @@ with fuel-run and compares the outputs with PyTorch's.
 
 Usage: check.py BUILD_DIR MODEL_DIR [--vulkan]
 
-Prints one line per model: its output shape, the largest difference from
+Prints one line per model and batch (the export's and one more, run by the
+same artifact): its output shape, the largest difference from
 PyTorch relative to the output's magnitude, and ok or FAIL (over 1e-4);
 exits 1 when any model fails.
 """
@@ -38,17 +39,20 @@ def run(cmd, **kw):
 failed = False
 for name in MODELS:
     stem = os.path.join(models, name)
-    plan, got = stem + ".fplan", stem + ".got.npy"
-    # The symbolic batch is planned for up to 16; the input binds it.
+    plan = stem + ".fplan"
+    # The symbolic batch is planned for up to 16; each input binds it.
     run([fuelc, "plan", stem + ".onnx", *target, "--dim", "B=16", "-o", plan])
-    run([fuel_run, "-q", plan, "--input", f"x={stem}.input.npy", "--output", got], env=env)
-    want, have = np.load(stem + ".expected.npy"), np.load(got)
-    if want.shape != have.shape:
-        print(f"{name}: FAIL shape {have.shape}, PyTorch {want.shape}")
-        failed = True
-        continue
-    error = float(np.max(np.abs(have - want)) / max(1.0, float(np.max(np.abs(want)))))
-    ok = error <= 1e-4
-    failed |= not ok
-    print(f"{name}: f32{list(have.shape)} max relative difference {error:.1e} {'ok' if ok else 'FAIL'}")
+    for case in (stem, stem + ".next"):
+        got = case + ".got.npy"
+        run([fuel_run, "-q", plan, "--input", f"x={case}.input.npy", "--output", got], env=env)
+        want, have = np.load(case + ".expected.npy"), np.load(got)
+        if want.shape != have.shape:
+            print(f"{name}: FAIL shape {have.shape}, PyTorch {want.shape}")
+            failed = True
+            continue
+        error = float(np.max(np.abs(have - want)) / max(1.0, float(np.max(np.abs(want)))))
+        ok = error <= 1e-4
+        failed |= not ok
+        print(f"{name}: f32{list(have.shape)} max relative difference {error:.1e} "
+              f"{'ok' if ok else 'FAIL'}")
 sys.exit(1 if failed else 0)

@@ -5,11 +5,11 @@ with an input and PyTorch's output for it, for fuelc to import, plan and run.
 Usage: export.py OUTDIR [--bench]
 
 Writes, per model NAME in mlp, encoder, resnet18: NAME.onnx, NAME.input.npy
-and NAME.expected.npy (PyTorch eager on that input, no_grad, eval mode).
-The batch dim of mlp and resnet18 is symbolic (`B`); the encoder is exported
-with static shapes because PyTorch's attention reshapes by products of dims
-(`[T, B * heads, head_dim]`), which fuelc does not import for symbolic dims.
---bench writes deployment sizes (ResNet-18 at 224x224, a wider encoder)
+and NAME.expected.npy (PyTorch eager on that input, no_grad, eval mode), and
+NAME.next.input.npy / NAME.next.expected.npy with a batch one larger.
+The batch dim is symbolic (`B`) in every model: in the encoder, PyTorch's
+attention reshapes to `[T, B * heads, head_dim]` by shape arithmetic that
+fuelc folds into the derived symbol `4*B`. --bench writes deployment sizes (ResNet-18 at 224x224, a wider encoder)
 instead of the small test sizes. Needs Debian's python3-torch and
 python3-torchvision (scripts/install-deps.sh installs them).
 """
@@ -32,33 +32,40 @@ class Mlp(torch.nn.Module):
 
 
 def models(bench):
-    """(name, module, input, symbolic batch) in a fixed order and seed."""
+    """(name, module, input) in a fixed order and seed."""
     torch.manual_seed(0)
     if bench:
-        yield "mlp", Mlp(512, 2048, 1000), torch.randn(64, 512), True
+        yield "mlp", Mlp(512, 2048, 1000), torch.randn(64, 512)
         yield ("encoder", torch.nn.TransformerEncoderLayer(512, 8, 2048, dropout=0.0, batch_first=True),
-               torch.randn(1, 128, 512), False)
-        yield "resnet18", torchvision.models.resnet18(), torch.randn(1, 3, 224, 224), True
+               torch.randn(1, 128, 512))
+        yield "resnet18", torchvision.models.resnet18(), torch.randn(1, 3, 224, 224)
     else:
-        yield "mlp", Mlp(64, 256, 10), torch.randn(8, 64), True
+        yield "mlp", Mlp(64, 256, 10), torch.randn(8, 64)
         yield ("encoder", torch.nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True),
-               torch.randn(2, 16, 128), False)
-        yield "resnet18", torchvision.models.resnet18(), torch.randn(2, 3, 64, 64), True
+               torch.randn(2, 16, 128))
+        yield "resnet18", torchvision.models.resnet18(), torch.randn(2, 3, 64, 64)
+
+
+def export(module, x, path):
+    """ONNX opset 17 with input `x` and output `y`, batch dim `B`."""
+    torch.onnx.export(module, x, path, input_names=["x"], output_names=["y"], opset_version=17,
+                      dynamic_axes={"x": {0: "B"}, "y": {0: "B"}})
 
 
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, module, x, symbolic_batch in models("--bench" in sys.argv[2:]):
+    for name, module, x in models("--bench" in sys.argv[2:]):
         module.eval()
-        dynamic = {"x": {0: "B"}, "y": {0: "B"}} if symbolic_batch else None
         path = os.path.join(out, name + ".onnx")
-        torch.onnx.export(module, x, path, input_names=["x"], output_names=["y"],
-                          opset_version=17, dynamic_axes=dynamic)
-        with torch.no_grad():
-            y = module(x)
-        np.save(os.path.join(out, name + ".input.npy"), x.numpy())
-        np.save(os.path.join(out, name + ".expected.npy"), y.numpy())
+        export(module, x, path)
+        # The export's batch, and one more: the plan is for any batch.
+        bigger = torch.cat([x, torch.randn(1, *x.shape[1:])])
+        for suffix, batch in (("", x), (".next", bigger)):
+            with torch.no_grad():
+                y = module(batch)
+            np.save(os.path.join(out, name + suffix + ".input.npy"), batch.numpy())
+            np.save(os.path.join(out, name + suffix + ".expected.npy"), y.numpy())
 
 
 if __name__ == "__main__":

@@ -26,17 +26,20 @@ struct Volume {
   bool overflow = false;
 };
 
-static Volume volumeOf(ShapeRef shape) {
+/// The element count of `shape` as a factor times free symbols (derived
+/// symbols expanded), so `[T, 4*B, 32]` and `[T, B, 128]` compare equal.
+static Volume volumeOf(const SymbolTable &table, ShapeRef shape) {
   Volume v;
   for (Dim d : shape) {
-    if (d.isSymbolic()) {
-      ++v.symbols[d.symbolId()];
-    } else if (d.isStatic()) {
-      if (d.size() != 0 && v.product > kMaxElements / d.size())
-        v.overflow = true;
-      else
-        v.product *= d.size();
-    }
+    if (d.isInferred())
+      continue;
+    SymbolProduct p = table.expand(d);
+    for (uint32_t s : p.symbols)
+      ++v.symbols[s];
+    if (p.factor != 0 && v.product > kMaxElements / p.factor)
+      v.overflow = true;
+    else
+      v.product *= p.factor;
   }
   return v;
 }
@@ -50,7 +53,8 @@ static LogicalResult inferReshape(InferenceContext &ctx) {
   if (numInferred > 1)
     return ctx.attrError(AttrName::ShapeAttr,
                          "'shape' may contain -1 at most once");
-  Volume from = volumeOf(in), to = volumeOf(target);
+  const SymbolTable &table = ctx.graph.symbols();
+  Volume from = volumeOf(table, in), to = volumeOf(table, target);
   if (from.overflow || to.overflow)
     return ctx.attrError(AttrName::ShapeAttr, "element count overflows");
   auto mismatch = [&] {
@@ -83,10 +87,18 @@ static LogicalResult inferReshape(InferenceContext &ctx) {
                quotient == 1) {
       *inferredAt = Dim::symbol(leftover.begin()->first);
     } else {
+      // Inference does not create symbols: the graph names the product.
+      std::vector<std::string> factors;
+      for (auto [sym, n] : leftover)
+        factors.insert(factors.end(), n, std::string(table.name(sym)));
+      std::sort(factors.begin(), factors.end());
+      std::string product = quotient == 1 ? "" : std::to_string(quotient);
+      for (const std::string &f : factors)
+        product += (product.empty() ? "" : "*") + f;
       return ctx.attrError(AttrName::ShapeAttr,
                            "cannot infer the -1 extent of " + ctx.fmt(target) +
-                               " from " + ctx.fmt(in) +
-                               ": it would be a product of symbols");
+                               " from " + ctx.fmt(in) + ": it is the product '" +
+                               product + "'; write that instead of -1");
     }
   }
   ctx.results.push_back({ctx.dtype(0), std::move(target)});

@@ -197,20 +197,26 @@ bool GraphJsonParser::parseDim(Dim &dim, bool allowSymbols,
   if (kind == JsonKind::String && allowSymbols) {
     std::string_view name;
     reader.readString(name);
-    if (!isIdentifier(name)) {
+    SymbolProduct product;
+    std::optional<Dim> parsed;
+    if (isIdentifier(name))
+      parsed = Dim::symbol(graph.symbols().intern(name));
+    else if (parseSymbolProduct(name, graph.symbols(), product))
+      parsed = graph.symbols().product(product);
+    if (!parsed) {
       errorAt(offset, "invalid symbol name '" + std::string(name) +
                           "' (letters, digits and '_', not starting with a "
-                          "digit)");
+                          "digit; or a product such as '4*B')");
       valid = false;
       return true;
     }
-    uint32_t id = graph.symbols().intern(name);
-    if (id >= symbolBound.size()) {
+    // First uses of new symbols (free ones must be bound by an input).
+    while (symbolBound.size() < graph.symbols().size()) {
       symbolBound.push_back(false);
       symbolFirstUse.push_back(offset);
       symbolFirstUsePointer.push_back(currentPointer());
     }
-    dim = Dim::symbol(id);
+    dim = *parsed;
     return true;
   }
   if (kind == JsonKind::String) {
@@ -354,9 +360,18 @@ bool GraphJsonParser::parseSource(uint32_t index, bool isInput) {
   sourceMap->addNode(start, isInput ? "inputs" : "constants", index);
   declareName(name, nameOffset, node);
   if (isInput) {
-    for (Dim d : shape)
-      if (d.isSymbolic())
-        symbolBound[d.symbolId()] = true;
+    for (Dim d : shape) {
+      if (!d.isSymbolic())
+        continue;
+      SymbolProduct p = graph.symbols().expand(d);
+      for (uint32_t s : p.symbols) // Bound, so one root cause, one error.
+        symbolBound[s] = true;
+      if (p.symbols.size() > 1 || p.factor != 1)
+        errorAt(start, "input extents are integers or symbols; '" +
+                           std::string(graph.symbols().name(d.symbolId())) +
+                           "' is a product of symbols",
+                name);
+    }
     return true;
   }
   TensorDecl decl{*dtype, {}};
@@ -452,7 +467,8 @@ void GraphJsonParser::resolveReferences() {
 
 void GraphJsonParser::checkSymbols() {
   for (uint32_t id = 0; id < symbolBound.size(); ++id) {
-    if (symbolBound[id])
+    // A product is bound when its free symbols are.
+    if (symbolBound[id] || graph.symbols().isDerived(id))
       continue;
     defer(symbolFirstUse[id],
           {Severity::Error,

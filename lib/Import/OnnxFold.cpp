@@ -3,9 +3,11 @@
 // Exporters compute shapes with small integer subgraphs (Shape -> Gather ->
 // Unsqueeze -> Concat -> Reshape, Range, ConstantOfShape). When every input
 // of such a node is known, the importer computes its output here, so the
-// shape reaches the Reshape (or Expand, Slice, ...) as a constant. Only
-// integer tensors of rank <= 1 are folded; anything else is imported as
-// ops.
+// shape reaches the Reshape (or Expand, Slice, ...) as a constant. Integer
+// tensors of rank <= 1 are folded element by element, where an element is a
+// factor times symbols: a Shape of `[T, B, 512]` is `[T, B, 512]`, and
+// `B * 8` stays `8*B`, so a symbolic batch survives PyTorch's attention
+// reshapes. Anything else is imported as ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,52 +18,100 @@
 using namespace fuel;
 using namespace fuel::onnximport;
 
-static KnownTensor ints(std::vector<int64_t> values, std::vector<int64_t> shape) {
-  KnownTensor t{DType::I64, std::move(shape), {}};
-  for (int64_t v : values)
-    t.bytes.append(reinterpret_cast<const char *>(&v), 8);
-  return t;
+namespace {
+/// A rank <= 1 integer tensor whose elements are factor * symbols (a plain
+/// integer has no symbols and any sign).
+struct IntVector {
+  DType dtype = DType::I64;
+  bool scalar = false;
+  std::vector<SymbolProduct> elements;
+
+  bool isStatic() const {
+    return std::all_of(elements.begin(), elements.end(),
+                       [](const SymbolProduct &p) { return p.symbols.empty(); });
+  }
+};
+
+std::optional<IntVector> intVectorOf(Importer &im, size_t i) {
+  if (const SymbolicInts *s = im.symbolicInput(i)) {
+    IntVector v{s->dtype, s->scalar, {}};
+    for (Dim d : s->elements)
+      v.elements.push_back(im.graph.symbols().expand(d));
+    return v;
+  }
+  const KnownTensor *t = im.constantInput(i);
+  if (!t || (t->dtype != DType::I64 && t->dtype != DType::I32) || t->shape.size() > 1)
+    return std::nullopt;
+  IntVector v{t->dtype, t->shape.empty(), {}};
+  for (int64_t x : t->ints())
+    v.elements.push_back({x, {}});
+  return v;
 }
 
-static KnownTensor narrowToI32(const KnownTensor &t) {
-  KnownTensor out{DType::I32, t.shape, {}};
-  for (int64_t x : t.ints()) {
-    int32_t narrow = static_cast<int32_t>(x);
-    out.bytes.append(reinterpret_cast<const char *>(&narrow), 4);
+std::vector<int64_t> staticValues(const IntVector &v) {
+  std::vector<int64_t> out;
+  for (const SymbolProduct &p : v.elements)
+    out.push_back(p.factor);
+  return out;
+}
+
+/// a op b for Add/Sub/Mul/Div: any two integers; products of symbols
+/// multiply, and divide where the quotient is exact.
+std::optional<SymbolProduct> arithmetic(const std::string &op, SymbolProduct a,
+                                        const SymbolProduct &b) {
+  bool plain = a.symbols.empty() && b.symbols.empty();
+  if (op == "Mul") {
+    a.factor *= b.factor;
+    a.symbols.insert(a.symbols.end(), b.symbols.begin(), b.symbols.end());
+    return a;
+  }
+  if (op == "Div") {
+    if (b.factor == 0)
+      return std::nullopt;
+    if (plain)
+      return SymbolProduct{a.factor / b.factor, {}};
+    // Exact: b's symbols are among a's and the factors divide.
+    for (uint32_t s : b.symbols) {
+      auto it = std::find(a.symbols.begin(), a.symbols.end(), s);
+      if (it == a.symbols.end())
+        return std::nullopt;
+      a.symbols.erase(it);
+    }
+    if (a.factor % b.factor != 0)
+      return std::nullopt;
+    a.factor /= b.factor;
+    return a;
+  }
+  if (!plain)
+    return std::nullopt; // A sum of symbols is not a product.
+  return SymbolProduct{op == "Add" ? a.factor + b.factor : a.factor - b.factor, {}};
+}
+
+/// numpy broadcasting of two rank <= 1 vectors under `op`.
+std::optional<IntVector> elementwise(const std::string &op, const IntVector &a,
+                                     const IntVector &b) {
+  size_t n = std::max(a.elements.size(), b.elements.size());
+  if ((a.elements.size() != n && a.elements.size() != 1) ||
+      (b.elements.size() != n && b.elements.size() != 1))
+    return std::nullopt;
+  IntVector out{a.dtype, a.scalar && b.scalar, {}};
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<SymbolProduct> r =
+        arithmetic(op, a.elements[a.elements.size() == 1 ? 0 : i],
+                   b.elements[b.elements.size() == 1 ? 0 : i]);
+    if (!r)
+      return std::nullopt;
+    out.elements.push_back(*r);
   }
   return out;
 }
 
-static bool isSmallInt(const KnownTensor &t) {
-  return (t.dtype == DType::I64 || t.dtype == DType::I32) && t.shape.size() <= 1;
-}
-
-/// numpy broadcasting of two rank <= 1 integer tensors.
-static std::optional<KnownTensor> arithmetic(const std::string &op,
-                                             const KnownTensor &a,
-                                             const KnownTensor &b) {
-  std::vector<int64_t> x = a.ints(), y = b.ints(), out;
-  size_t n = std::max(x.size(), y.size());
-  if ((x.size() != n && x.size() != 1) || (y.size() != n && y.size() != 1))
-    return std::nullopt;
-  for (size_t i = 0; i < n; ++i) {
-    int64_t l = x[x.size() == 1 ? 0 : i], r = y[y.size() == 1 ? 0 : i];
-    if (op == "Div" && r == 0)
-      return std::nullopt;
-    out.push_back(op == "Add" ? l + r : op == "Sub" ? l - r : op == "Mul" ? l * r : l / r);
-  }
-  std::vector<int64_t> shape = a.shape.size() >= b.shape.size() ? a.shape : b.shape;
-  if (!shape.empty())
-    shape[0] = static_cast<int64_t>(n);
-  return ints(out, shape);
-}
-
-/// numpy slicing of a vector (Slice's inputs; axes must be {0}).
-static std::optional<KnownTensor> slice1D(const KnownTensor &data, std::vector<int64_t> starts,
-                                          std::vector<int64_t> ends, std::vector<int64_t> axes,
-                                          std::vector<int64_t> steps) {
-  std::vector<int64_t> values = data.ints(), picked;
-  int64_t n = static_cast<int64_t>(values.size());
+/// The indices numpy slicing picks from a vector of `n` (Slice's inputs;
+/// axes must be {0}).
+std::optional<std::vector<int64_t>> sliceIndices(int64_t n, const std::vector<int64_t> &starts,
+                                                 const std::vector<int64_t> &ends,
+                                                 const std::vector<int64_t> &axes,
+                                                 const std::vector<int64_t> &steps) {
   if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1 ||
       (axes[0] != 0 && axes[0] != -1) || steps[0] == 0)
     return std::nullopt;
@@ -73,110 +123,164 @@ static std::optional<KnownTensor> slice1D(const KnownTensor &data, std::vector<i
   // Forward slices clamp to [0, n], backward ones to [-1, n - 1].
   int64_t begin = step > 0 ? clampIndex(starts[0], 0, n) : clampIndex(starts[0], -1, n - 1);
   int64_t end = step > 0 ? clampIndex(ends[0], 0, n) : clampIndex(ends[0], -1, n - 1);
+  std::vector<int64_t> picked;
   for (int64_t i = begin; step > 0 ? i < end : i > end; i += step)
-    picked.push_back(values[i]);
-  return ints(picked, {static_cast<int64_t>(picked.size())});
+    picked.push_back(i);
+  return picked;
 }
 
-bool onnximport::foldConstant(Importer &im) {
-  const onnx::NodeProto &node = im.current();
-  const std::string &op = node.op_type();
-  std::vector<const KnownTensor *> in;
-  for (size_t i = 0; i < im.numInputs(); ++i) {
-    if (!im.hasInput(i))
-      continue;
-    const KnownTensor *t = im.constantInput(i);
-    if (!t)
-      return false;
-    in.push_back(t);
+/// The output of an integer shape op over `in`, or nullopt to import it as
+/// ops.
+std::optional<IntVector> fold(Importer &im, const std::string &op,
+                              const std::vector<IntVector> &in) {
+  if (in.empty())
+    return std::nullopt;
+  const IntVector &x = in[0];
+  if (op == "Identity" || op == "Cast") {
+    int64_t to = im.attrInt("to", onnx::TensorProto::INT64);
+    if (op == "Cast" && to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32)
+      return std::nullopt;
+    IntVector out = x;
+    if (op == "Cast")
+      out.dtype = to == onnx::TensorProto::INT32 ? DType::I32 : DType::I64;
+    return out;
   }
-  if (op == "ConstantOfShape" && in.size() == 1 && isSmallInt(*in[0])) {
+  if (op == "Squeeze" && x.elements.size() == 1) {
+    IntVector out = x;
+    out.scalar = true;
+    return out;
+  }
+  if (op == "Unsqueeze" && x.scalar) {
+    IntVector out = x;
+    out.scalar = false;
+    return out;
+  }
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && in.size() == 2)
+    return elementwise(op, x, in[1]);
+  if (op == "Concat") {
+    IntVector out{x.dtype, false, {}};
+    for (const IntVector &v : in) {
+      if (v.scalar)
+        return std::nullopt;
+      out.elements.insert(out.elements.end(), v.elements.begin(), v.elements.end());
+    }
+    return out;
+  }
+  std::vector<int64_t> picked;
+  if (op == "Gather" && in.size() == 2 && !x.scalar && im.attrInt("axis", 0) == 0 &&
+      in[1].isStatic()) {
+    int64_t n = static_cast<int64_t>(x.elements.size());
+    for (int64_t i : staticValues(in[1])) {
+      if (i < -n || i >= n)
+        return std::nullopt;
+      picked.push_back(i < 0 ? i + n : i);
+    }
+    IntVector out{x.dtype, in[1].scalar, {}};
+    for (int64_t i : picked)
+      out.elements.push_back(x.elements[i]);
+    return out;
+  }
+  if (op == "Slice" && in.size() >= 3 && !x.scalar &&
+      std::all_of(in.begin() + 1, in.end(), [](const IntVector &v) { return v.isStatic(); })) {
+    std::optional<std::vector<int64_t>> at = sliceIndices(
+        static_cast<int64_t>(x.elements.size()), staticValues(in[1]), staticValues(in[2]),
+        in.size() > 3 ? staticValues(in[3]) : std::vector<int64_t>{0},
+        in.size() > 4 ? staticValues(in[4]) : std::vector<int64_t>{1});
+    if (!at)
+      return std::nullopt;
+    IntVector out{x.dtype, false, {}};
+    for (int64_t i : *at)
+      out.elements.push_back(x.elements[i]);
+    return out;
+  }
+  return std::nullopt;
+}
+
+KnownTensor intTensor(const std::vector<int64_t> &values, std::vector<int64_t> shape,
+                      DType dtype) {
+  KnownTensor t{dtype, std::move(shape), {}};
+  for (int64_t v : values) {
+    if (dtype == DType::I32) {
+      int32_t narrow = static_cast<int32_t>(v);
+      t.bytes.append(reinterpret_cast<const char *>(&narrow), 4);
+    } else {
+      t.bytes.append(reinterpret_cast<const char *>(&v), 8);
+    }
+  }
+  return t;
+}
+
+/// ConstantOfShape and Range of known inputs (ConstantOfShape of symbolic
+/// extents is a broadcast, imported as an op).
+bool foldGenerator(Importer &im, const std::string &op) {
+  if (op == "ConstantOfShape") {
+    std::optional<IntVector> shape = intVectorOf(im, 0);
+    if (!shape || shape->scalar || !shape->isStatic())
+      return false;
     KnownTensor value{DType::F32, {}, std::string(4, '\0')};
     std::string why;
     if (const onnx::AttributeProto *a = im.attr("value"); a && !decodeTensor(a->t(), value, why))
       return false;
-    std::vector<int64_t> shape = in[0]->ints();
+    std::vector<int64_t> extents = staticValues(*shape);
     int64_t count = 1;
-    for (int64_t d : shape)
+    for (int64_t d : extents)
       count = d < 0 || count > (int64_t(1) << 24) ? -1 : count * d;
     if (count < 0 || value.bytes.empty())
       return false;
-    KnownTensor out{value.dtype, shape, {}};
+    KnownTensor out{value.dtype, extents, {}};
     for (int64_t i = 0; i < count; ++i)
       out.bytes += value.bytes.substr(0, dtypeByteSize(value.dtype));
     im.bindConstant(std::move(out));
     return true;
   }
-  if (op == "Range" && in.size() == 3) {
-    std::vector<int64_t> start = in[0]->ints(), limit = in[1]->ints(), delta = in[2]->ints();
-    DType type = in[0]->dtype;
-    if (start.size() != 1 || limit.size() != 1 || delta.size() != 1 || delta[0] == 0 ||
-        (type != DType::I64 && type != DType::I32))
+  // Range
+  std::optional<IntVector> start = intVectorOf(im, 0), limit = intVectorOf(im, 1),
+                           delta = intVectorOf(im, 2);
+  if (!start || !limit || !delta || !start->isStatic() || !limit->isStatic() ||
+      !delta->isStatic() || start->elements.size() != 1 || limit->elements.size() != 1 ||
+      delta->elements.size() != 1 || delta->elements[0].factor == 0)
+    return false;
+  int64_t from = start->elements[0].factor, to = limit->elements[0].factor,
+          step = delta->elements[0].factor;
+  std::vector<int64_t> out;
+  for (int64_t v = from; (step > 0 ? v < to : v > to) && out.size() < 4096; v += step)
+    out.push_back(v);
+  im.bindConstant(intTensor(out, {static_cast<int64_t>(out.size())}, start->dtype));
+  return true;
+}
+} // namespace
+
+bool onnximport::foldConstant(Importer &im) {
+  const std::string &op = im.current().op_type();
+  if (op == "ConstantOfShape" || op == "Range")
+    return foldGenerator(im, op);
+  std::vector<IntVector> in;
+  for (size_t i = 0; i < im.numInputs(); ++i) {
+    if (!im.hasInput(i))
+      continue;
+    std::optional<IntVector> v = intVectorOf(im, i);
+    if (!v)
       return false;
-    std::vector<int64_t> out;
-    for (int64_t v = start[0]; (delta[0] > 0 ? v < limit[0] : v > limit[0]) && out.size() < 4096;
-         v += delta[0])
-      out.push_back(v);
-    KnownTensor range = ints(out, {static_cast<int64_t>(out.size())});
-    if (type == DType::I32)
-      range = narrowToI32(range);
-    im.bindConstant(std::move(range));
-    return true;
+    in.push_back(std::move(*v));
   }
-  for (const KnownTensor *t : in)
-    if (!isSmallInt(*t))
-      return false;
-  std::optional<KnownTensor> out;
-  if ((op == "Identity" || op == "Squeeze" || op == "Unsqueeze" || op == "Reshape" ||
-       op == "Flatten" || op == "Cast") &&
-      !in.empty()) {
-    std::vector<int64_t> values = in[0]->ints();
-    if (op == "Cast" && im.attrInt("to", 0) != onnx::TensorProto::INT64 &&
-        im.attrInt("to", 0) != onnx::TensorProto::INT32)
-      return false;
-    // Rank <= 1 results: a scalar squeezed, anything else a vector.
-    bool scalar = (op == "Squeeze" && values.size() == 1) ||
-                  (op != "Unsqueeze" && op != "Reshape" && op != "Flatten" &&
-                   in[0]->shape.empty());
-    if (op == "Reshape" || op == "Flatten" || (op == "Unsqueeze" && !in[0]->shape.empty()))
-      return false; // Rank changes beyond 1: leave them to the ops.
-    out = ints(values, scalar ? std::vector<int64_t>{}
-                              : std::vector<int64_t>{static_cast<int64_t>(values.size())});
-  } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && in.size() == 2) {
-    out = arithmetic(op, *in[0], *in[1]);
-  } else if (op == "Concat" && !in.empty()) {
-    std::vector<int64_t> all;
-    for (const KnownTensor *t : in) {
-      if (t->shape.size() != 1)
-        return false;
-      std::vector<int64_t> v = t->ints();
-      all.insert(all.end(), v.begin(), v.end());
-    }
-    out = ints(all, {static_cast<int64_t>(all.size())});
-  } else if (op == "Slice" && in.size() >= 3 && in[0]->shape.size() == 1) {
-    out = slice1D(*in[0], in[1]->ints(), in[2]->ints(),
-                  in.size() > 3 ? in[3]->ints() : std::vector<int64_t>{0},
-                  in.size() > 4 ? in[4]->ints() : std::vector<int64_t>{1});
-  } else if (op == "Gather" && in.size() == 2 && in[0]->shape.size() == 1 &&
-             im.attrInt("axis", 0) == 0) {
-    std::vector<int64_t> data = in[0]->ints(), index = in[1]->ints(), picked;
-    for (int64_t i : index) {
-      int64_t at = i < 0 ? i + static_cast<int64_t>(data.size()) : i;
-      if (at < 0 || at >= static_cast<int64_t>(data.size()))
-        return false;
-      picked.push_back(data[at]);
-    }
-    out = ints(picked, in[1]->shape.empty()
-                           ? std::vector<int64_t>{}
-                           : std::vector<int64_t>{static_cast<int64_t>(picked.size())});
-  }
+  std::optional<IntVector> out = fold(im, op, in);
   if (!out)
     return false;
-  // i32 results: a cast to it, or arithmetic that keeps its input's width.
-  bool narrow = op == "Cast" ? im.attrInt("to", 0) == onnx::TensorProto::INT32
-                             : in[0]->dtype == DType::I32;
-  if (narrow)
-    out = narrowToI32(*out);
-  im.bindConstant(std::move(*out));
+  if (out->isStatic()) {
+    std::vector<int64_t> shape;
+    if (!out->scalar)
+      shape.push_back(static_cast<int64_t>(out->elements.size()));
+    im.bindConstant(intTensor(staticValues(*out), shape, out->dtype));
+    return true;
+  }
+  // Symbolic elements become Dims: positive products of symbols.
+  SymbolicInts symbolic{out->dtype, out->scalar, {}};
+  for (const SymbolProduct &p : out->elements) {
+    std::optional<Dim> d = im.graph.symbols().product(p);
+    if (!d)
+      return false;
+    symbolic.elements.push_back(*d);
+  }
+  im.bindSymbolic(std::move(symbolic));
   return true;
 }

@@ -208,6 +208,54 @@ const KnownTensor *Importer::constantInput(size_t i) const {
   return it == known.end() ? nullptr : &it->second;
 }
 
+const SymbolicInts *Importer::symbolicInput(size_t i) const {
+  if (!hasInput(i))
+    return nullptr;
+  auto it = symbolic.find(node->input(i));
+  return it == symbolic.end() ? nullptr : &it->second;
+}
+
+std::optional<std::vector<Dim>> Importer::shapeInput(size_t i, const char *what) {
+  if (const SymbolicInts *s = symbolicInput(i))
+    return s->elements;
+  const KnownTensor *t = constantInput(i);
+  if (!t) {
+    unsupported(std::string(what) + " (input " + std::to_string(i) + ") must be a constant");
+    return std::nullopt;
+  }
+  std::vector<Dim> dims;
+  for (int64_t v : t->ints()) {
+    if (v < -1) {
+      unsupported(std::string(what) + " has the extent " + std::to_string(v));
+      return std::nullopt;
+    }
+    dims.push_back(v == -1 ? Dim::inferred() : Dim::fixed(v));
+  }
+  return dims;
+}
+
+void Importer::bindSymbolic(SymbolicInts v) {
+  bool allStatic = std::all_of(v.elements.begin(), v.elements.end(),
+                               [](Dim d) { return d.isStatic(); });
+  if (!allStatic) {
+    symbolic[node->output(0)] = std::move(v);
+    return;
+  }
+  KnownTensor t{v.dtype, {}, {}};
+  if (!v.scalar)
+    t.shape.push_back(static_cast<int64_t>(v.elements.size()));
+  for (Dim d : v.elements) {
+    int64_t x = d.size();
+    if (v.dtype == DType::I32) {
+      int32_t narrow = static_cast<int32_t>(x);
+      t.bytes.append(reinterpret_cast<const char *>(&narrow), 4);
+    } else {
+      t.bytes.append(reinterpret_cast<const char *>(&x), 8);
+    }
+  }
+  bindConstant(std::move(t));
+}
+
 bool Importer::outputUsed(size_t i) const {
   if (i >= static_cast<size_t>(node->output_size()) || node->output(i).empty())
     return false;
@@ -385,7 +433,7 @@ std::optional<Graph> Importer::run() {
     } else {
       bool inputsReady = true;
       for (const std::string &in : n.input())
-        if (!in.empty() && !values.count(in)) {
+        if (!in.empty() && !values.count(in) && !symbolic.count(in)) {
           inputsReady = false;
           if (!missing.count(in))
             unsupported("input '" + in + "' is not defined before this node");

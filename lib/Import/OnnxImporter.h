@@ -35,6 +35,16 @@ struct KnownTensor {
   std::vector<double> reals() const;
 };
 
+/// An integer tensor of rank <= 1 computed from symbolic extents (Shape of
+/// a tensor with a symbolic batch, and arithmetic on it): each element a
+/// Dim, possibly a product of symbols (`4*B`). It has no IR value: it can
+/// only become the shape of a Reshape, Expand or ConstantOfShape.
+struct SymbolicInts {
+  DType dtype = DType::I64;
+  bool scalar = false;
+  std::vector<Dim> elements;
+};
+
 class Importer {
 public:
   Importer(const onnx::ModelProto &model, std::string fileName,
@@ -51,6 +61,10 @@ public:
   bool hasInput(size_t i) const;         // Given and not "".
   ValueRef input(size_t i);              // Operand i as an IR value.
   const KnownTensor *constantInput(size_t i) const;
+  const SymbolicInts *symbolicInput(size_t i) const;
+  /// Input `i` as extents (a known or symbolic integer vector: -1 becomes
+  /// Dim::inferred(), other values static); reports when it is neither.
+  std::optional<std::vector<Dim>> shapeInput(size_t i, const char *what);
   bool outputUsed(size_t i) const;       // Read by a node or a graph output.
 
   const onnx::AttributeProto *attr(const std::string &name) const;
@@ -72,6 +86,9 @@ public:
   /// Binds output 0 to a new constant holding `t`, known to later nodes
   /// (a Reshape reading a Constant or a folded Shape).
   void bindConstant(KnownTensor t);
+  /// Binds output 0 to integers computed from symbolic extents; stays a
+  /// constant when every element is static.
+  void bindSymbolic(SymbolicInts v);
   /// Reports that the current node cannot be imported, saying why.
   bool unsupported(const std::string &why);
 
@@ -87,6 +104,7 @@ private:
   const onnx::NodeProto *node = nullptr;
   std::map<std::string, ValueRef> values;
   std::map<std::string, KnownTensor> known;
+  std::map<std::string, SymbolicInts> symbolic;
   std::map<std::string, int> uses; // ONNX value name -> readers.
   std::map<std::string, bool> missing;
   unsigned errors = 0;

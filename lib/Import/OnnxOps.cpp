@@ -159,26 +159,47 @@ bool reshapeTo(Importer &im, ValueRef x, std::vector<Dim> target) {
                                    [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, target); });
 }
 
+/// The -1 extent of a reshape of `in` to `target`: the input's element
+/// count over the others', when that is a product (`4*B`).
+std::optional<Dim> inferredExtent(SymbolTable &symbols, ShapeRef in, ShapeRef target) {
+  SymbolProduct total{1, {}};
+  for (Dim d : in) {
+    SymbolProduct p = symbols.expand(d);
+    total.factor *= p.factor;
+    total.symbols.insert(total.symbols.end(), p.symbols.begin(), p.symbols.end());
+  }
+  for (Dim d : target) {
+    if (d.isInferred())
+      continue;
+    SymbolProduct p = symbols.expand(d);
+    if (p.factor == 0 || total.factor % p.factor != 0)
+      return std::nullopt;
+    total.factor /= p.factor;
+    for (uint32_t s : p.symbols) {
+      auto it = std::find(total.symbols.begin(), total.symbols.end(), s);
+      if (it == total.symbols.end())
+        return std::nullopt;
+      total.symbols.erase(it);
+    }
+  }
+  return symbols.product(total);
+}
+
 bool reshape(Importer &im) {
-  const KnownTensor *shape = constInts(im, 1, "the target shape");
-  if (!shape)
+  std::optional<std::vector<Dim>> target = im.shapeInput(1, "the target shape");
+  if (!target)
     return false;
   if (im.attrInt("allowzero", 0))
     return im.unsupported("allowzero=1 is not supported");
-  ShapeRef in = im.graph.shape(im.input(0));
-  std::vector<Dim> target;
-  std::vector<int64_t> values = shape->ints();
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] == 0 && i < in.size())
-      target.push_back(in[i]); // 0 copies the input's extent.
-    else if (values[i] == -1)
-      target.push_back(Dim::inferred());
-    else if (values[i] > 0)
-      target.push_back(Dim::fixed(values[i]));
-    else
-      return im.unsupported("bad target extent " + std::to_string(values[i]));
-  }
-  return reshapeTo(im, im.input(0), target);
+  std::vector<Dim> in(im.graph.shape(im.input(0)).begin(), im.graph.shape(im.input(0)).end());
+  for (size_t i = 0; i < target->size(); ++i)
+    if ((*target)[i] == Dim::fixed(0) && i < in.size())
+      (*target)[i] = in[i]; // 0 copies the input's extent.
+  auto inferred = std::find_if(target->begin(), target->end(), [](Dim d) { return d.isInferred(); });
+  if (inferred != target->end())
+    if (std::optional<Dim> d = inferredExtent(im.graph.symbols(), in, *target))
+      *inferred = *d;
+  return reshapeTo(im, im.input(0), *target);
 }
 
 bool flatten(Importer &im) {
@@ -290,14 +311,28 @@ bool pad(Importer &im) {
 }
 
 bool expand(Importer &im) {
-  const KnownTensor *shape = constInts(im, 1, "the shape");
-  if (!shape)
+  std::optional<std::vector<Dim>> dims = im.shapeInput(1, "the shape");
+  if (!dims)
     return false;
-  std::vector<Dim> dims;
-  for (int64_t v : shape->ints())
-    dims.push_back(Dim::fixed(v));
   return emit(im, OpKind::Expand, {im.input(0)},
-                                   [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
+              [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, *dims); });
+}
+
+/// Of symbolic extents (OnnxFold.cpp computes known ones): the value
+/// broadcast to them.
+bool constantOfShape(Importer &im) {
+  std::optional<std::vector<Dim>> dims = im.shapeInput(0, "the shape");
+  if (!dims)
+    return false;
+  KnownTensor value{DType::F32, {}, std::string(4, '\0')};
+  std::string why;
+  if (const onnx::AttributeProto *a = im.attr("value"); a && !decodeTensor(a->t(), value, why))
+    return im.unsupported(why);
+  value.shape.clear();
+  value.bytes.resize(dtypeByteSize(value.dtype));
+  Composer k(im);
+  return k.finish(k.op(OpKind::BroadcastTo, {k.constant(value)},
+                       [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, *dims); }));
 }
 
 bool constant(Importer &im) {
@@ -487,25 +522,24 @@ bool shapeOf(Importer &im) {
   int64_t start = im.attrInt("start", 0), end = im.attrInt("end", rank);
   start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
   end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-  KnownTensor t{DType::I64, {std::max<int64_t>(end - start, 0)}, {}};
-  for (int64_t d = start; d < end; ++d) {
-    if (!s[d].isStatic())
-      return im.unsupported("Shape of a symbolic extent is not supported");
-    int64_t v = s[d].size();
-    t.bytes.append(reinterpret_cast<const char *>(&v), 8);
-  }
-  im.bindConstant(std::move(t));
+  SymbolicInts extents{DType::I64, false, {}};
+  for (int64_t d = start; d < end; ++d)
+    extents.elements.push_back(s[d]);
+  im.bindSymbolic(std::move(extents)); // A constant when every extent is static.
   return true;
 }
 
 bool size(Importer &im) { // The element count, as an int64 scalar.
-  int64_t count = 1;
-  for (const Dim &d : im.graph.shape(im.input(0))) {
-    if (!d.isStatic())
-      return im.unsupported("Size of a tensor with symbolic extents is not supported");
-    count *= d.size();
+  SymbolProduct count{1, {}};
+  for (Dim d : im.graph.shape(im.input(0))) {
+    SymbolProduct p = im.graph.symbols().expand(d);
+    count.factor *= p.factor;
+    count.symbols.insert(count.symbols.end(), p.symbols.begin(), p.symbols.end());
   }
-  im.bindConstant(KnownTensor{DType::I64, {}, std::string(reinterpret_cast<const char *>(&count), 8)});
+  std::optional<Dim> d = im.graph.symbols().product(count);
+  if (!d) // An empty tensor with symbols: 0 elements, whatever they are.
+    d = Dim::fixed(0);
+  im.bindSymbolic({DType::I64, true, {*d}});
   return true;
 }
 
@@ -685,7 +719,7 @@ const HandlerTable &handlers() {
       {"Clip", clip},
       {"Identity", identity},
       {"Dropout", dropout},
-      {"ConstantOfShape", needsConstantInputs},
+      {"ConstantOfShape", constantOfShape},
       {"Range", needsConstantInputs},
       {"Hardmax", hardmax},
       {"MatMul", [](Importer &im) { return direct(im, OpKind::MatMul); }},
@@ -791,5 +825,14 @@ bool onnximport::importOp(Importer &im) {
   for (size_t i = 0; i < requiredInputs(opType); ++i)
     if (!im.hasInput(i))
       return im.unsupported("input " + std::to_string(i) + " is required");
+  // Extents computed from symbolic dims have no IR value: they can only
+  // shape a tensor.
+  size_t shapeInput = opType == "ConstantOfShape" ? 0 : 1;
+  bool takesShape = opType == "Reshape" || opType == "Expand" || opType == "ConstantOfShape";
+  for (size_t i = 0; i < im.numInputs(); ++i)
+    if (im.symbolicInput(i) && !(takesShape && i == shapeInput))
+      return im.unsupported("input '" + im.current().input(static_cast<int>(i)) +
+                            "' holds extents computed from symbolic dims, which fuelc " +
+                            "takes only as the shape of Reshape, Expand and ConstantOfShape");
   return it->second(im);
 }

@@ -8,16 +8,19 @@ using namespace fuel;
 
 SymbolPricing::SymbolPricing(
     const Graph &graph, const std::map<std::string, int64_t, std::less<>> &dims) {
-  for (uint32_t s = 0; s < graph.symbols().size(); ++s) {
-    std::string_view name = graph.symbols().name(s);
+  const SymbolTable &symbols = graph.symbols();
+  for (uint32_t s = 0; s < symbols.size(); ++s) {
+    std::string_view name = symbols.name(s);
     auto it = dims.find(name);
-    if (it != dims.end()) {
+    if (it != dims.end() && !symbols.isDerived(s)) {
       extents.push_back(it->second);
     } else {
       extents.push_back(1);
-      unbound.emplace_back(name);
+      if (!symbols.isDerived(s))
+        unbound.emplace_back(name);
     }
   }
+  symbols.evaluate(extents); // Products are priced from their factors.
 }
 
 double SymbolPricing::elements(ShapeRef shape) const {

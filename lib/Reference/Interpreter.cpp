@@ -48,6 +48,7 @@ LogicalResult Interpreter::bindInput(NodeId node, const HostTensor &t) {
                              std::to_string(bound));
     bound = t.shape[d];
   }
+  graph.symbols().evaluate(symbolValues); // Products of the bound symbols.
   HostTensor rounded = t;
   for (double &x : rounded.values)
     x = roundToDType(x, rounded.dtype);

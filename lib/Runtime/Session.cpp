@@ -340,6 +340,7 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &in
       return error(diag, "input '" + inputName + "' must have shape " +
                              formatShape(shape, graph->symbols()));
   }
+  graph->symbols().evaluate(values); // Products of the bound symbols.
   for (uint32_t s = 0; s < values.size(); ++s)
     if (values[s] > program.symbolBounds[s]) {
       std::string name(graph->symbols().name(s));

@@ -3,7 +3,10 @@
 // A Dim is either a static extent (>= 0) or a symbol (a named extent such as a
 // batch size `B`, bound at run time). Symbols are graph-wide: the same name is
 // the same extent everywhere, which is what lets shape inference prove that
-// `[B, 64] + [B, 64]` is well-formed without knowing B.
+// `[B, 64] + [B, 64]` is well-formed without knowing B. A symbol is free
+// (bound by the shape of a graph input) or a product of free symbols and a
+// static factor, named canonically (`4*B`, `B*T`): what a reshape to
+// `[T, B * heads, head_dim]` needs; its value follows from the free ones.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_IR_SHAPE_H
@@ -47,17 +50,40 @@ private:
 using Shape = std::vector<Dim>;
 using ShapeRef = std::span<const Dim>;
 
-/// Interned names of symbolic dims.
+/// A static factor times free symbols (sorted, with repeats): the value of
+/// a derived symbol, and of any Dim once expanded.
+struct SymbolProduct {
+  int64_t factor = 1;
+  std::vector<uint32_t> symbols;
+};
+
+/// Interned names of symbolic dims, and what derived ones stand for.
 class SymbolTable {
 public:
+  /// A free symbol named `name` (an identifier).
   uint32_t intern(std::string_view name);
+  /// The Dim equal to `p`: static without symbols, the free symbol itself
+  /// for 1 * S, else a derived symbol; nullopt if the factor is not
+  /// positive or overflows.
+  std::optional<Dim> product(SymbolProduct p);
   std::optional<uint32_t> lookup(std::string_view name) const;
   std::string_view name(uint32_t id) const { return names[id]; }
   size_t size() const { return names.size(); }
+  bool isDerived(uint32_t id) const { return !definitions[id].symbols.empty(); }
+  /// `d` as a factor times free symbols (a static Dim has no symbols).
+  SymbolProduct expand(Dim d) const;
+  /// Fills in the values of derived symbols from those of the free ones
+  /// (-1 where a free one is unknown).
+  void evaluate(std::vector<int64_t> &values) const;
 
 private:
   std::vector<std::string> names;
+  std::vector<SymbolProduct> definitions; // Empty symbols: free.
 };
+
+/// Parses a derived symbol's name (`4*B`, `B*T`) into `p`, interning its
+/// free symbols; false when `text` is not such a product.
+bool parseSymbolProduct(std::string_view text, SymbolTable &symbols, SymbolProduct &p);
 
 /// Largest extent or element count fuelc accepts: byte sizes of every tensor
 /// must fit in int64 even at 8 bytes per element.

@@ -183,6 +183,24 @@ case("shape_arithmetic",
                    ("minus1", np.array([-1], np.int64)), ("r0", np.array(0, np.int64)),
                    ("r4", np.array(2, np.int64)), ("r1", np.array(1, np.int64)),
                    ("two", np.array(2, np.int64))])
+# The same over a symbolic batch, as PyTorch's attention exports it: Shape ->
+# Gather -> Mul by the head count -> Concat -> Reshape to [B * 2, T, E / 2]
+# (the derived symbol 2*B), a transposed matmul per head, and back; one plan
+# (N <= 8) run at N = 3.
+xh = rand(3, 4, 6)
+heads = xh.reshape(6, 4, 3)
+attn = (heads @ heads.transpose(0, 2, 1)) @ heads
+case("symbolic_shape_arithmetic",
+     [n("Shape", ["a"], ["s"]), n("Gather", ["s", "zero"], ["b"]),
+      n("Mul", ["b", "two"], ["bh"]), n("Unsqueeze", ["bh", "ax"], ["u"]),
+      n("Concat", ["u", "rest"], ["c"], axis=0), n("Reshape", ["a", "c"], ["h"]),
+      n("Transpose", ["h"], ["ht"], perm=[0, 2, 1]), n("MatMul", ["h", "ht"], ["sc"]),
+      n("MatMul", ["sc", "h"], ["o"]), n("Shape", ["a"], ["back"]),
+      n("Reshape", ["o", "back"], ["y0"])],
+     [("a", xh, ["N", 4, 6])], [attn.reshape(3, 4, 6)],
+     initializers=[("zero", np.array(0, np.int64)), ("two", np.array(2, np.int64)),
+                   ("ax", np.array([0], np.int64)), ("rest", np.array([4, 3], np.int64))],
+     dims=[("N", 8)], tolerance=(1e-4, 1e-5))
 # Constant folding of Shape on static shapes.
 case("Shape_Reshape", [n("Shape", ["a"], ["s"]), n("Reshape", ["b", "s"], ["y0"])],
      [("a", T, None), ("b", T.reshape(4, 6), None)], [T])

@@ -36,3 +36,7 @@ save("opset", [n("Relu", ["x"], ["r"]), n("Pad", ["r"], ["y"], pads=[0, 0, 1, 1,
 save("opset18", [n("Relu", ["x"], ["y"])], opset=18)
 strings = helper.make_tensor("s", TensorProto.STRING, [1], [b"a"])
 save("dtype", [n("Relu", ["x"], ["y"])], inits=[strings])
+# Extents of a symbolic batch used as data, not as a shape.
+XB = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+save("symbolic_data", [n("Shape", ["x"], ["s"]), n("Cast", ["s"], ["f"], to=TensorProto.FLOAT),
+                       n("Add", ["x", "f"], ["y"])], inputs=(XB,))

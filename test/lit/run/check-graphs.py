@@ -272,6 +272,17 @@ for batch, seq in [(1, 12), (5, 3), (16, 7)]:
            node("r", "reshape", ["s"], shape=["B", "T", 4, 8])],
           ["r"], constants=[("w", w), ("bias", bias)],
           symbolic={"x": ["B", "T", 64]}, dims={"B": 16, "T": 12})
+# Attention heads folded into the batch, as PyTorch's batch-first attention
+# does ([T, B, E] -> [T, 4*B, E/4]): a product of symbols, run below its
+# bounds by one plan.
+for batch, seq in [(1, 5), (3, 7)]:
+    check(f"heads_in_batch_B{batch}_T{seq}", [("x", rand((seq, batch, 32)))],
+          [node("h", "reshape", ["x"], shape=["T", "4*B", 8]),
+           node("t", "transpose", ["h"], perm=[1, 0, 2]),
+           node("s", "matmul", ["t", "t"], transpose_b=True), node("p", "softmax", ["s"]),
+           node("o", "matmul", ["p", "t"]), node("b", "transpose", ["o"], perm=[1, 0, 2]),
+           node("y", "reshape", ["b"], shape=["T", "B", 32])],
+          ["y"], symbolic={"x": ["T", "B", 32]}, dims={"B": 4, "T": 8})
 # Large enough to split over threads: results must not depend on the split.
 big = rand((4096, 256))
 for threads in ["1", "2", "3"]:

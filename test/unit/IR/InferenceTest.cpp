@@ -182,7 +182,7 @@ TEST_CASE("views", "[infer]") {
         "differ");
   CHECK(op("reshape", R"(["seq"])", R"({"shape": [-1, 16]})") ==
         "error: reshape: cannot infer the -1 extent of [-1, 16] from "
-        "[B, T, 16]: it would be a product of symbols");
+        "[B, T, 16]: it is the product 'B*T'; write that instead of -1");
   CHECK(op("reshape", R"(["m"])", R"({"shape": [-1, -1]})") ==
         "error: reshape: 'shape' may contain -1 at most once");
   CHECK(op("transpose", R"(["m"])") == "f32[4, 3, 2]");

@@ -63,6 +63,46 @@ TEST_CASE("symbol tables intern names", "[shape]") {
         "[T, 4, -1]");
 }
 
+TEST_CASE("products of symbols are canonical derived symbols", "[shape]") {
+  SymbolTable table;
+  uint32_t t = table.intern("T"), b = table.intern("B");
+  Dim fourB = *table.product({4, {b}});
+  CHECK(table.name(fourB.symbolId()) == "4*B");
+  CHECK(table.isDerived(fourB.symbolId()));
+  CHECK_FALSE(table.isDerived(b));
+  // The same product, however it is spelled or nested, is the same symbol.
+  CHECK(*table.product({2, {b}}) != fourB);
+  CHECK(*table.product({2, {fourB.symbolId()}}) == *table.product({8, {b}}));
+  Dim bt = *table.product({1, {t, b}});
+  CHECK(*table.product({1, {b, t}}) == bt);
+  CHECK(table.name(bt.symbolId()) == "B*T");
+  // Degenerate products are static dims and free symbols.
+  CHECK(*table.product({6, {}}) == s(6));
+  CHECK(*table.product({1, {b}}) == Dim::symbol(b));
+  CHECK_FALSE(table.product({0, {b}}));
+  CHECK_FALSE(table.product({kMaxElements + 1, {b}}));
+  SymbolProduct e = table.expand(*table.product({3, {bt.symbolId()}}));
+  CHECK(e.factor == 3);
+  CHECK(e.symbols.size() == 2);
+  // Values follow from the free symbols; unknown stays unknown.
+  std::vector<int64_t> values(table.size(), -1);
+  values[b] = 5;
+  table.evaluate(values);
+  CHECK(values[fourB.symbolId()] == 20);
+  CHECK(values[bt.symbolId()] == -1);
+  values[t] = 7;
+  table.evaluate(values);
+  CHECK(values[bt.symbolId()] == 35);
+  // Names parse back.
+  SymbolProduct p;
+  REQUIRE(parseSymbolProduct("2*B*3", table, p));
+  CHECK(*table.product(p) == *table.product({6, {b}}));
+  CHECK_FALSE(parseSymbolProduct("B**T", table, p));
+  CHECK_FALSE(parseSymbolProduct("*B", table, p));
+  CHECK_FALSE(parseSymbolProduct("0x4*B", table, p));
+  CHECK_FALSE(parseSymbolProduct("B-1", table, p));
+}
+
 TEST_CASE("dtypes and devices parse and print", "[shape]") {
   for (unsigned i = 0; i < kNumDTypes; ++i) {
     DType t = static_cast<DType>(i);
