@@ -41,16 +41,32 @@ bool chain(Importer &im, OpKind kind) {
   return true;
 }
 
-bool requireNotSet(Importer &im) {
-  std::string autoPad = im.attrString("auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "VALID")
-    return im.unsupported("auto_pad=" + autoPad + " is not supported (give explicit pads)");
-  return true;
+/// Explicit pads for auto_pad=SAME_UPPER/SAME_LOWER: the output extent is
+/// ceil(input / stride), the padding split evenly, the odd one at the end
+/// (UPPER) or the beginning (LOWER). Needs static spatial extents.
+std::optional<std::vector<int64_t>> samePads(Importer &im, ShapeRef x,
+                                             const std::vector<int64_t> &kernel,
+                                             const std::vector<int64_t> &strides,
+                                             const std::vector<int64_t> &dilations) {
+  bool lower = im.attrString("auto_pad", "NOTSET") == "SAME_LOWER";
+  std::vector<int64_t> begin, end;
+  for (size_t i = 0; i < 2; ++i) {
+    if (!x[2 + i].isStatic() || kernel.size() != 2 || kernel[i] < 1) {
+      im.unsupported("auto_pad=SAME needs static spatial extents and kernel");
+      return std::nullopt;
+    }
+    int64_t in = x[2 + i].size(), s = strides.empty() ? 1 : strides[i],
+            d = dilations.empty() ? 1 : dilations[i];
+    int64_t out = (in + s - 1) / s;
+    int64_t total = std::max<int64_t>((out - 1) * s + (kernel[i] - 1) * d + 1 - in, 0);
+    begin.push_back(lower ? total - total / 2 : total / 2);
+    end.push_back(total - begin.back());
+  }
+  begin.insert(begin.end(), end.begin(), end.end());
+  return begin;
 }
 
 bool convLike(Importer &im, OpKind kind) {
-  if (!requireNotSet(im))
-    return false;
   ShapeRef x = im.graph.shape(im.input(0));
   if (x.size() != 4)
     return im.unsupported("only 2-D windows (rank-4 NCHW input) are supported");
@@ -59,6 +75,22 @@ bool convLike(Importer &im, OpKind kind) {
   std::vector<int64_t> pads = im.attrInts("pads"), strides = im.attrInts("strides"),
                        dilations = im.attrInts("dilations"),
                        kernel = im.attrInts("kernel_shape");
+  std::string autoPad = im.attrString("auto_pad", "NOTSET");
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (kernel.empty() && kind == OpKind::Conv2D) { // From the weight's shape.
+      ShapeRef w = im.graph.shape(im.input(1));
+      for (size_t i = 2; i < w.size(); ++i)
+        kernel.push_back(w[i].isStatic() ? w[i].size() : -1);
+    }
+    std::optional<std::vector<int64_t>> same = samePads(im, x, kernel, strides, dilations);
+    if (!same)
+      return false;
+    pads = *same;
+    if (kind == OpKind::Conv2D)
+      kernel.clear();
+  } else if (autoPad != "NOTSET" && autoPad != "VALID") {
+    return im.unsupported("auto_pad=" + autoPad + " is not supported");
+  }
   return direct(im, kind, [&](Graph &g) {
     if (kind != OpKind::Conv2D)
       g.addIntsAttr(AttrName::Kernel, kernel);
@@ -445,9 +477,25 @@ bool batchNorm(Importer &im) {
     return im.unsupported("training mode (running statistics outputs) is not supported");
   const KnownTensor *scale = im.constantInput(1), *bias = im.constantInput(2),
                     *mean = im.constantInput(3), *var = im.constantInput(4);
-  if (!scale || !bias || !mean || !var)
-    return im.unsupported("scale, bias, mean and variance must be constants to fold");
   double eps = im.attrFloat("epsilon", 1e-5f);
+  if (!scale || !bias || !mean || !var) {
+    // Statistics computed at run time: (x - mean) * scale / sqrt(var + eps)
+    // + bias, each per channel (axis 1, reshaped to broadcast).
+    ShapeRef shape = im.graph.shape(im.input(0));
+    if (shape.size() < 2)
+      return im.unsupported("the input must have a channel axis (axis 1)");
+    std::vector<Dim> channel{shape[1]};
+    channel.resize(shape.size() - 1, Dim::fixed(1));
+    Composer k(im);
+    auto perChannel = [&](size_t i) {
+      return k.op(OpKind::Reshape, {im.input(i)},
+                  [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, channel); });
+    };
+    ValueRef inv = k.op(OpKind::Rsqrt, {k.op(OpKind::Add, {perChannel(4), k.c(eps)})});
+    ValueRef centered = k.op(OpKind::Sub, {k.x, perChannel(3)});
+    ValueRef scaled = k.op(OpKind::Mul, {centered, k.op(OpKind::Mul, {inv, perChannel(1)})});
+    return k.finish(k.op(OpKind::Add, {scaled, perChannel(2)}));
+  }
   DType t = im.graph.dtype(im.input(0));
   size_t rank = im.graph.shape(im.input(0)).size();
   std::vector<double> s = scale->reals(), b = bias->reals(), m = mean->reals(),

@@ -27,8 +27,9 @@ n = helper.make_node
 # Three independent problems, and readers of their outputs (not reported).
 save("unsupported", [n("CumSum", ["x", "x"], ["e"]), n("Relu", ["e"], ["e2"]),
                      n("Add", ["shape", "shape"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
-                     n("MaxPool", ["x"], ["m"], kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
-                     n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S))
+                     n("Dropout", ["x", "", "training"], ["m"]),
+                     n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S),
+     inits=[numpy_helper.from_array(np.array(True), "training")])
 # Relu kept its meaning since opset 6; Pad took its pads as an attribute
 # before opset 11.
 save("opset", [n("Relu", ["x"], ["r"]), n("Pad", ["r"], ["y"], pads=[0, 0, 1, 1, 0, 0, 1, 1])],
