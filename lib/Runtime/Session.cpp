@@ -269,9 +269,8 @@ KernelCall Session::Impl::buildCall(size_t k) {
     call.splitAxes.push_back(info.splittable ? arg.splitAxis : -1);
     call.elementBytes.push_back(width);
     call.work += layout.numElements();
-    if (arg.isResult && info.splittable && call.splitExtent == 0 &&
-        !layout.sizes.empty())
-      call.splitExtent = layout.sizes[0];
+    if (arg.isResult && info.splittable && call.splitExtent == 0 && arg.splitAxis >= 0)
+      call.splitExtent = layout.sizes[arg.splitAxis];
   }
   if (!info.symbols.empty()) {
     for (uint32_t id : info.symbols)

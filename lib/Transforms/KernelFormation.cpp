@@ -1,11 +1,13 @@
 //===- KernelFormation.cpp - Kernel arguments and thread splitting --------===//
 //
 // A kernel's arguments are the values its group reads from memory and the
-// results of its root. The split analysis decides whether slices of the
-// root result's first axis can be computed independently, and which axis of
-// each argument follows that slice: it must be an axis the argument is
-// indexed by in lockstep with the result's first axis (never a broadcast or
-// a reduced axis).
+// results of its root. The split analysis decides whether slices of one
+// axis of the root result can be computed independently (the first, or for
+// a single image's convolution and a short, wide matrix product the output
+// channels or columns, so that threads share the weights instead of each
+// packing all of them), and which axis of each argument follows that
+// slice: it must be an axis the argument is indexed by in lockstep with the
+// result's (never a broadcast or a reduced axis).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,16 +25,6 @@ namespace {
 /// Split axes of the arguments of one kernel, keyed by value.
 using SplitAxes = std::map<ValueRef, int>;
 
-/// The axis of `operand` broadcast into a domain of `domain` that follows
-/// the domain's axis 0, or -1.
-int broadcastAxis(const Graph &graph, ValueRef operand, ShapeRef domain) {
-  ShapeRef shape = graph.shape(operand);
-  if (shape.size() != domain.size() || domain.empty())
-    return -1;
-  bool pinned = shape[0] == Dim::fixed(1) && domain[0] != Dim::fixed(1);
-  return pinned ? -1 : 0;
-}
-
 /// The axis of `operand`, broadcast into `domain`, that lines up with the
 /// domain's axis `axis`, or -1 (absent or broadcast there).
 int alignedAxis(const Graph &graph, ValueRef operand, ShapeRef domain, int axis) {
@@ -41,6 +33,50 @@ int alignedAxis(const Graph &graph, ValueRef operand, ShapeRef domain, int axis)
   if (d < 0 || (shape[d] == Dim::fixed(1) && domain[axis] != Dim::fixed(1)))
     return -1;
   return d;
+}
+
+/// Columns of a matrix product worth splitting instead of its rows: a
+/// static width of at least this, over rows that are fewer or unknown.
+constexpr int64_t kMinSplitColumns = 256;
+
+/// The axis of a head's result to split when not axis 0, or -1: the output
+/// channels of a convolution of one image or an unknown count (groups of
+/// 1), the columns of a matrix product or linear by one matrix (weights)
+/// whose rows are fewer than its columns or unknown. Operands that follow
+/// it are entered in `axes`.
+int innerSplitAxis(const Graph &graph, NodeId node, SplitAxes &axes) {
+  auto operands = graph.operands(node);
+  ShapeRef y = graph.shape({node, 0});
+  OpKind kind = graph.kind(node);
+  // The unsplit operand must be a value of its own (not matmul(x, x)).
+  for (size_t i = 1; i < operands.size(); ++i)
+    if (operands[i] == operands[0])
+      return -1;
+  if (kind == OpKind::Conv2D) {
+    // Images split better (each im2col once), when there are enough.
+    if ((y[0].isStatic() && y[0].size() > 1) || graph.getInt(node, AttrName::Groups, 1) != 1)
+      return -1;
+    for (size_t i = 1; i < operands.size(); ++i) // Weights and bias.
+      axes[operands[i]] = 0;
+    axes[operands[0]] = -1;
+    return 1;
+  }
+  bool matmul = kind == OpKind::MatMul;
+  if ((!matmul && kind != OpKind::Linear) || y.size() < 2 ||
+      graph.shape(operands[1]).size() != 2 ||
+      (matmul && graph.getBool(node, AttrName::TransposeA, false)))
+    return -1;
+  Dim columns = y.back();
+  std::optional<int64_t> rows = staticElementCount(y.first(y.size() - 1));
+  if (!columns.isStatic() || columns.size() < kMinSplitColumns ||
+      (isFullyStatic(y.first(y.size() - 1)) && rows && *rows >= columns.size()))
+    return -1;
+  bool rowsOfB = !matmul || graph.getBool(node, AttrName::TransposeB, false);
+  axes[operands[1]] = rowsOfB ? 0 : 1;
+  if (operands.size() > 2) // Linear's bias.
+    axes[operands[2]] = 0;
+  axes[operands[0]] = -1;
+  return static_cast<int>(y.size()) - 1;
 }
 
 /// Split axes for a single non-elementwise head node, or false when its
@@ -172,11 +208,17 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
   ShapeRef domain = graph.shape({root, 0});
   if (domain.empty() || graph.numResults(root) != 1)
     return spec;
-  if (!elementwiseHead && !splitHead(graph, head, axes))
-    return spec;
+  // An epilogue keeps the head's shape for an inner split to carry over.
+  bool sameShape = std::ranges::equal(graph.shape({head, 0}), domain);
+  int axis = elementwiseHead || !sameShape ? -1 : innerSplitAxis(graph, head, axes);
+  if (axis < 0) {
+    axis = 0;
+    if (!elementwiseHead && !splitHead(graph, head, axes))
+      return spec;
+  }
   for (KernelArg &arg : spec.args) {
     if (arg.isResult) {
-      arg.splitAxis = 0;
+      arg.splitAxis = axis;
     } else if (auto it = axes.find(arg.value); it != axes.end()) {
       arg.splitAxis = it->second;
     } else if (elementwiseHead || arg.value.node != head) {
@@ -185,7 +227,7 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
       if (!elementwiseHead)
         for (ValueRef v : graph.operands(head))
           readByHead |= v == arg.value;
-      arg.splitAxis = readByHead ? -1 : broadcastAxis(graph, arg.value, domain);
+      arg.splitAxis = readByHead ? -1 : alignedAxis(graph, arg.value, domain, axis);
     }
   }
   spec.splittable = true;

@@ -289,6 +289,21 @@ for threads in ["1", "2", "3"]:
     check(f"threads_{threads}", [("x", big)],
           [node("e", "exp", ["x"]), node("s", "softmax", ["e"]), node("y", "reduce_mean", ["s"], axes=[1])],
           ["s", "y"], run_args=["--threads", threads])
+# Weights split over threads by output channel or column (one image, a
+# short and wide product, a symbolic batch), with fused epilogues reading
+# per-channel and per-column operands.
+image, filters, channel_bias = rand((1, 16, 32, 32)), rand((64, 16, 3, 3)), rand((64, 1, 1))
+rows, wide, column_bias = rand((2, 5, 128)), rand((128, 512)), rand((512,))
+weights_nk, linear_bias = rand((512, 128)), rand((512,))
+for threads in ["1", "2", "3"]:
+    check(f"inner_split_{threads}", [("img", image), ("r", rows), ("s", rows)],
+          [node("c", "conv2d", ["img", "f"], pads=[1, 1, 1, 1]), node("cb", "add", ["c", "fb"]),
+           node("y", "relu", ["cb"]), node("m", "matmul", ["r", "w"]),
+           node("z", "add", ["m", "wb"]), node("l", "linear", ["s", "wl", "lb"])],
+          ["y", "z", "l"], constants=[("f", filters), ("fb", channel_bias), ("w", wide),
+                                      ("wb", column_bias), ("wl", weights_nk), ("lb", linear_bias)],
+          symbolic={"r": ["B", 5, 128], "s": ["B", 5, 128]}, dims={"B": 4},
+          run_args=["--threads", threads], tolerance=(1e-4, 1e-4))
     # Library sgemm on every thread, then unloaded cleanly.
     check(f"threads_{threads}_linear", [("x", rand((2048, 64)))],
           [node("l", "linear", ["x", "w", "bias"]), node("g", "gelu", ["l"])], ["g"],
