@@ -15,8 +15,9 @@
 // library kernels keep between calls; the runtime calls it before unloading.
 // A kernel that reads symbol values takes one more descriptor, of a 1-D i64
 // memref holding them. Arguments whose `splitAxis` is set may be cut along that axis: the runtime
-// runs the kernel on disjoint slices [lo, hi) of the kernel's first result
-// axis (on several threads) by narrowing those descriptors.
+// runs the kernel on disjoint slices [lo, hi) of the kernel's split axis
+// (the result's `splitAxis`: its first, or a weight product's output
+// channels or columns) on several threads by narrowing those descriptors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_TRANSFORMS_KERNELSPEC_H
