@@ -157,6 +157,12 @@ std::optional<IntVector> fold(Importer &im, const std::string &op,
   }
   if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && in.size() == 2)
     return elementwise(op, x, in[1]);
+  if (op == "Neg" && x.isStatic()) {
+    IntVector out = x;
+    for (SymbolProduct &p : out.elements)
+      p.factor = -p.factor;
+    return out;
+  }
   if (op == "Concat") {
     IntVector out{x.dtype, false, {}};
     for (const IntVector &v : in) {

@@ -15,7 +15,7 @@ using namespace fuel::onnximport;
 // Tensors
 //===----------------------------------------------------------------------===//
 
-static std::optional<DType> dtypeOf(int onnxType) {
+std::optional<DType> onnximport::dtypeOfOnnx(int64_t onnxType) {
   switch (onnxType) {
   case onnx::TensorProto::FLOAT:
     return DType::F32;
@@ -53,7 +53,7 @@ template <typename T> static void append(std::string &out, T v) {
 
 bool onnximport::decodeTensor(const onnx::TensorProto &t, KnownTensor &out,
                               std::string &why) {
-  std::optional<DType> dt = dtypeOf(t.data_type());
+  std::optional<DType> dt = dtypeOfOnnx(t.data_type());
   if (!dt) {
     why = "tensor '" + t.name() + "' has element type " +
           onnxTypeName(t.data_type()) + ", which fuelc does not support";
@@ -348,7 +348,7 @@ void Importer::bind(size_t i, ValueRef value) {
 bool Importer::declareInput(const onnx::ValueInfoProto &info) {
   const onnx::TypeProto &type = info.type();
   std::optional<DType> dt = type.has_tensor_type()
-                                ? dtypeOf(type.tensor_type().elem_type())
+                                ? dtypeOfOnnx(type.tensor_type().elem_type())
                                 : std::nullopt;
   SourceLocation loc;
   loc.file = fileName;

@@ -110,6 +110,9 @@ private:
   unsigned errors = 0;
 };
 
+/// The dtype of an ONNX element type, or nullopt for those fuelc lacks.
+std::optional<DType> dtypeOfOnnx(int64_t onnxType);
+
 /// Decodes a TensorProto; false with `why` for what fuelc cannot hold.
 bool decodeTensor(const onnx::TensorProto &t, KnownTensor &out, std::string &why);
 

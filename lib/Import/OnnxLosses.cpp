@@ -14,16 +14,6 @@ using namespace fuel;
 using namespace fuel::onnximport;
 
 namespace {
-/// The indices 0..classes-1 in `dtype`, shaped [classes, 1, ..., 1] with
-/// `trailing` unit axes, to compare with targets unsqueezed at axis 1.
-KnownTensor classIndices(int64_t classes, size_t trailing, DType dtype) {
-  KnownTensor t{dtype, {classes}, {}};
-  t.shape.resize(trailing + 1, 1);
-  for (int64_t c = 0; c < classes; ++c)
-    t.bytes += scalar(static_cast<double>(c), dtype).bytes;
-  return t;
-}
-
 /// The loss of `logProb` ([N, C, d...], log-probabilities) at `target`
 /// ([N, d...]) with optional class `weights`, reduced as the node says,
 /// bound to output 0.
@@ -40,7 +30,8 @@ bool negativeLogLikelihood(Composer &k, ValueRef logProb, ValueRef target,
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     return im.unsupported("reduction='" + reduction + "' is not supported");
 
-  ValueRef classes = k.constant(classIndices(shape[1].size(), shape.size() - 2, index));
+  // Class positions [C, 1, ..., 1], against targets unsqueezed at axis 1.
+  ValueRef classes = k.constant(positions(shape[1].size(), shape.size() - 2, index));
   ValueRef oneHot = k.op(OpKind::Eq, {k.op(OpKind::Unsqueeze, {target}, [](Graph &g) {
                                         g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{1});
                                       }),

@@ -50,6 +50,14 @@ KnownTensor onnximport::scalar(double value, DType dtype) {
   return t;
 }
 
+KnownTensor onnximport::positions(int64_t n, size_t trailing, DType dtype) {
+  KnownTensor t{dtype, {n}, {}};
+  t.shape.resize(trailing + 1, 1);
+  for (int64_t i = 0; i < n; ++i)
+    t.bytes += scalar(static_cast<double>(i), dtype).bytes;
+  return t;
+}
+
 const KnownTensor *onnximport::constInts(Importer &im, size_t i, const char *what) {
   const KnownTensor *t = im.constantInput(i);
   if (!t)

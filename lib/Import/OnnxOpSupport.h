@@ -2,7 +2,8 @@
 //
 // The op handlers are split by kind (OnnxOps.cpp: ops with an IR
 // equivalent and the shape ops; OnnxActivations.cpp: elementwise functions
-// built from IR ops; OnnxLosses.cpp: the loss functions). They share the
+// built from IR ops; OnnxLosses.cpp: the loss functions; OnnxTensorOps.cpp:
+// indexing and tensor-building ops). They share the
 // helpers here and the Composer, which builds one ONNX op from several IR
 // ops.
 //
@@ -26,6 +27,7 @@ using HandlerTable = std::map<std::string, Handler>;
 /// Registers the handlers of OnnxActivations.cpp and OnnxLosses.cpp.
 void addActivationHandlers(HandlerTable &table);
 void addLossHandlers(HandlerTable &table);
+void addTensorHandlers(HandlerTable &table);
 
 /// `kind` over `operands`, bound to the node's output 0.
 bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
@@ -34,6 +36,9 @@ bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
 bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {});
 /// A rank-0 tensor holding `value` in `dtype` (rounded as a cast would).
 KnownTensor scalar(double value, DType dtype);
+/// The integers 0..n-1 in `dtype`, shaped [n] followed by `trailing` unit
+/// axes: positions along an axis, to compare indices with (one-hot masks).
+KnownTensor positions(int64_t n, size_t trailing, DType dtype);
 /// A constant integer input (a shape, axes, pads); reports when it is not.
 const KnownTensor *constInts(Importer &im, size_t i, const char *what);
 /// Axes from the `axes` attribute (older opsets) or input `inputIndex`.

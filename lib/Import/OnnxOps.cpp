@@ -162,10 +162,7 @@ bool hardmax(Importer &im) {
     return im.unsupported("the axis must exist and have a static extent");
   Composer k(im);
   int64_t n = shape[*a].size();
-  KnownTensor indices{DType::I64, {n}, {}};
-  indices.shape.resize(shape.size() - *a, 1);
-  for (int64_t i = 0; i < n; ++i)
-    indices.bytes += scalar(static_cast<double>(i), DType::I64).bytes;
+  KnownTensor indices = positions(n, shape.size() - *a - 1, DType::I64);
   ValueRef first = k.op(OpKind::ArgMax, {k.x}, [&](Graph &g) {
     g.addIntAttr(AttrName::Axis, *a);
     g.addBoolAttr(AttrName::KeepDims, true);
@@ -459,17 +456,11 @@ bool clip(Importer &im) {
 }
 
 bool cast(Importer &im) {
-  static const std::map<int64_t, DType> kTypes = {
-      {onnx::TensorProto::FLOAT, DType::F32},  {onnx::TensorProto::DOUBLE, DType::F64},
-      {onnx::TensorProto::FLOAT16, DType::F16}, {onnx::TensorProto::BFLOAT16, DType::BF16},
-      {onnx::TensorProto::INT8, DType::I8},    {onnx::TensorProto::UINT8, DType::U8},
-      {onnx::TensorProto::INT32, DType::I32},  {onnx::TensorProto::INT64, DType::I64},
-      {onnx::TensorProto::BOOL, DType::Bool}};
-  auto it = kTypes.find(im.attrInt("to", 0));
-  if (it == kTypes.end())
+  std::optional<DType> to = dtypeOfOnnx(im.attrInt("to", 0));
+  if (!to)
     return im.unsupported("cast to element type " + std::to_string(im.attrInt("to", 0)) +
                           " is not supported");
-  return direct(im, OpKind::Cast, [&](Graph &g) { g.addDTypeAttr(AttrName::To, it->second); });
+  return direct(im, OpKind::Cast, [&](Graph &g) { g.addDTypeAttr(AttrName::To, *to); });
 }
 
 bool batchNorm(Importer &im) {
@@ -819,6 +810,7 @@ const HandlerTable &handlers() {
     };
     addActivationHandlers(t);
     addLossHandlers(t);
+    addTensorHandlers(t);
     return t;
   }();
   return table;
@@ -833,7 +825,8 @@ size_t requiredInputs(const std::string &opType) {
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
       {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
       {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
-      {"Mod", 2}, {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
+      {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2},
+      {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
 }
@@ -855,7 +848,7 @@ int64_t firstOpset(const std::string &opType) {
       {"GlobalMaxPool", 1}, {"Size", 1}, {"Tan", 7}, {"Sinh", 9}, {"Cosh", 9},
       {"Asinh", 9}, {"Acosh", 9}, {"Atanh", 9}, {"IsNaN", 9}, {"IsInf", 10},
       {"Hardmax", 13}, {"Floor", 6}, {"Ceil", 6}, {"Mod", 10},
-      {"ConstantOfShape", 9}};
+      {"ConstantOfShape", 9}, {"EyeLike", 9}, {"Tile", 6}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

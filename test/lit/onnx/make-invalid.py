@@ -25,7 +25,7 @@ def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,)):
 
 n = helper.make_node
 # Three independent problems, and readers of their outputs (not reported).
-save("unsupported", [n("CumSum", ["x", "x"], ["e"]), n("Relu", ["e"], ["e2"]),
+save("unsupported", [n("Einsum", ["x"], ["e"], equation="abcd->abcd"), n("Relu", ["e"], ["e2"]),
                      n("Add", ["shape", "shape"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
                      n("Dropout", ["x", "", "training"], ["m"]),
                      n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S),

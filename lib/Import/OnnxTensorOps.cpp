@@ -1,0 +1,177 @@
+//===- OnnxTensorOps.cpp - ONNX indexing and tensor ops from IR ops -------===//
+//
+// ONNX ops without an IR op of their own that select, accumulate or build
+// tensors, each built from IR ops:
+// - GatherElements: a one-hot mask of the indices against the axis's
+//   positions selects from the data (moved so that axis is last) and a sum
+//   over it keeps the one selected element (exact: the rest are zeros);
+// - CumSum: a product with a triangular 0/1 matrix along the axis;
+// - Tile: the input concatenated with itself along each repeated axis;
+// - EyeLike: a constant.
+// The first two cost O(extent) per element along the axis, fine for the
+// class and sequence extents exporters use them with.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxOpSupport.h"
+
+#include <numeric>
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+namespace {
+/// The permutation moving axis `axis` of a rank-`rank` tensor last.
+std::vector<int64_t> axisLast(size_t rank, unsigned axis) {
+  std::vector<int64_t> perm;
+  for (size_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(static_cast<int64_t>(d));
+  perm.push_back(axis);
+  return perm;
+}
+
+std::vector<int64_t> inverse(const std::vector<int64_t> &perm) {
+  std::vector<int64_t> out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    out[perm[i]] = static_cast<int64_t>(i);
+  return out;
+}
+
+bool gatherElements(Importer &im) {
+  ShapeRef data = im.graph.shape(im.input(0)), index = im.graph.shape(im.input(1));
+  size_t rank = data.size();
+  std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", 0), rank);
+  if (!axis || index.size() != rank || !data[*axis].isStatic())
+    return im.unsupported("the indices must have the data's rank and the axis a static extent");
+  int64_t n = data[*axis].size();
+  // Data cut to the indices' extents off the axis (they may be smaller).
+  std::vector<int64_t> starts, ends, axes;
+  for (size_t d = 0; d < rank; ++d)
+    if (d != *axis && data[d] != index[d]) {
+      if (!index[d].isStatic() || !data[d].isStatic() || index[d].size() > data[d].size())
+        return im.unsupported("the indices' extents must be static and within the data's");
+      starts.push_back(0);
+      ends.push_back(index[d].size());
+      axes.push_back(static_cast<int64_t>(d));
+    }
+  DType indexType = im.graph.dtype(im.input(1));
+  Composer k(im);
+  ValueRef x = k.x;
+  if (!axes.empty())
+    x = k.op(OpKind::Slice, {x}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Starts, starts);
+      g.addIntsAttr(AttrName::Ends, ends);
+      g.addIntsAttr(AttrName::Axes, axes);
+    });
+  // data[..., k] beside index[..., i, ...]: the axis moved last, a unit
+  // axis where it was.
+  x = k.op(OpKind::Transpose, {x}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Perm, axisLast(rank, *axis));
+  });
+  x = k.op(OpKind::Unsqueeze, {x}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{static_cast<int64_t>(*axis)});
+  });
+  ValueRef i = im.input(1);
+  ValueRef negative = k.op(OpKind::Lt, {i, k.c(0, indexType)});
+  i = k.op(OpKind::Where, {negative, k.op(OpKind::Add, {i, k.c(static_cast<double>(n), indexType)}), i});
+  ValueRef mask = k.op(OpKind::Eq, {k.op(OpKind::Unsqueeze, {i}, [&](Graph &g) {
+                                      g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{-1});
+                                    }),
+                                    k.constant(positions(n, 0, indexType))});
+  ValueRef picked = k.op(OpKind::Where, {mask, x, k.c(0)});
+  return k.finish(k.op(OpKind::ReduceSum, {picked}, [](Graph &g) {
+    g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{-1});
+  }));
+}
+
+bool cumSum(Importer &im) {
+  const KnownTensor *axisInput = constInts(im, 1, "the axis");
+  if (!axisInput)
+    return false;
+  ShapeRef shape = im.graph.shape(im.input(0));
+  size_t rank = shape.size();
+  std::optional<unsigned> axis = normalizeAxis(axisInput->ints().at(0), rank);
+  if (!axis || !shape[*axis].isStatic())
+    return im.unsupported("the axis must exist and have a static extent");
+  int64_t n = shape[*axis].size();
+  bool exclusive = im.attrInt("exclusive", 0) != 0, reverse = im.attrInt("reverse", 0) != 0;
+  Composer k(im);
+  if (!isFloat(k.type) && k.type != DType::I32 && k.type != DType::I64)
+    return im.unsupported("the input must be a float, int32 or int64 tensor");
+  // y[i] = sum over j of x[j] * M[j][i]: j up to i (from i when reversed),
+  // i itself excluded when exclusive.
+  KnownTensor triangle{k.type, {n, n}, {}};
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      bool in = reverse ? j >= i : j <= i;
+      triangle.bytes += scalar(in && !(exclusive && i == j) ? 1 : 0, k.type).bytes;
+    }
+  std::vector<int64_t> perm = axisLast(rank, *axis);
+  bool moved = *axis + 1 != rank;
+  ValueRef x = k.x;
+  if (moved)
+    x = k.op(OpKind::Transpose, {x}, [&](Graph &g) { g.addIntsAttr(AttrName::Perm, perm); });
+  ValueRef y = k.op(OpKind::MatMul, {x, k.constant(triangle)});
+  if (moved)
+    y = k.op(OpKind::Transpose, {y}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Perm, inverse(perm));
+    });
+  return k.finish(y);
+}
+
+bool tile(Importer &im) {
+  const KnownTensor *repeats = constInts(im, 1, "the repeats");
+  if (!repeats)
+    return false;
+  std::vector<int64_t> r = repeats->ints();
+  if (r.size() != im.graph.shape(im.input(0)).size())
+    return im.unsupported("the repeats must have one count per axis");
+  Composer k(im);
+  ValueRef y = k.x;
+  for (size_t d = 0; d < r.size(); ++d) {
+    if (r[d] < 0 || r[d] > 4096)
+      return im.unsupported("a repeat count must be in [0, 4096]");
+    if (r[d] == 1)
+      continue;
+    if (r[d] == 0) { // An empty axis: the first zero elements.
+      y = k.op(OpKind::Slice, {y}, [&](Graph &g) {
+        g.addIntsAttr(AttrName::Starts, std::vector<int64_t>{0});
+        g.addIntsAttr(AttrName::Ends, std::vector<int64_t>{0});
+        g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{static_cast<int64_t>(d)});
+      });
+      continue;
+    }
+    y = k.op(OpKind::Concat, std::vector<ValueRef>(r[d], y),
+             [&](Graph &g) { g.addIntAttr(AttrName::Axis, static_cast<int64_t>(d)); });
+  }
+  return k.finish(y);
+}
+
+bool eyeLike(Importer &im) {
+  ShapeRef shape = im.graph.shape(im.input(0));
+  if (shape.size() != 2 || !shape[0].isStatic() || !shape[1].isStatic())
+    return im.unsupported("the input must be 2-D with static extents");
+  DType type = im.graph.dtype(im.input(0));
+  if (const onnx::AttributeProto *a = im.attr("dtype")) {
+    std::optional<DType> t = dtypeOfOnnx(a->i());
+    if (!t)
+      return im.unsupported("dtype " + std::to_string(a->i()) + " is not supported");
+    type = *t;
+  }
+  int64_t rows = shape[0].size(), cols = shape[1].size(), diagonal = im.attrInt("k", 0);
+  KnownTensor eye{type, {rows, cols}, {}};
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      eye.bytes += scalar(j - i == diagonal ? 1 : 0, type).bytes;
+  im.bind(0, im.addConstant(eye, ""));
+  return true;
+}
+} // namespace
+
+void onnximport::addTensorHandlers(HandlerTable &table) {
+  table.insert({{"GatherElements", gatherElements},
+                {"CumSum", cumSum},
+                {"Tile", tile},
+                {"EyeLike", eyeLike}});
+}
