@@ -7,9 +7,10 @@ Usage: onnx-node-tests.py BUILD_DIR WORKDIR [--table FILE] [--pass-list FILE]
 Regenerates the node test cases from Debian's python3-onnx (nothing
 downloaded or vendored; numpy >= 1.24 needs the removed type aliases put
 back first), then for each case: `fuelc plan model.onnx -o` (the import),
-retried with `--freeze` for the integer inputs when the import asks for
-them as constants (a Reshape's shape, Slice's starts: fuelc compiles them
-ahead of time; such cases are counted as frozen), `fuel-run` on the case's
+retried with `--freeze` for the integer inputs and the inputs the import
+names when it asks for them as constants (a Reshape's shape, Slice's
+starts, Resize's scales: fuelc compiles them ahead of time, where a model
+holds them as initializers; such cases are counted as frozen), `fuel-run` on the case's
 other inputs, and a comparison with its expected outputs
 (numpy.allclose with the ONNX backend's rtol 1e-3, atol 1e-7; f16 1e-2;
 integers and bool exact). Every case is:
@@ -29,6 +30,7 @@ import argparse
 import collections
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 
@@ -108,8 +110,15 @@ def classify(name):
     command = [FUELC, "plan", os.path.join(d, "model.onnx"), *MACHINE, "-o", plan]
     r = subprocess.run(command, capture_output=True, text=True)
     frozen = []
-    if r.returncode == 1 and "must be a constant" in r.stderr and integers:
-        frozen = integers
+    # The integer inputs (shapes, axes, pads, which a model would hold as
+    # initializers) and those the import names as needed constants, until
+    # it names no new one.
+    while r.returncode == 1 and "must be a constant" in r.stderr:
+        named = set(re.findall(r"\(input \d+, '([^']+)'\) must be a constant", r.stderr))
+        wanted = set(frozen) | set(integers) | {b[0] for b in bindings if b[0] in named}
+        if wanted == set(frozen):
+            break
+        frozen = [b[0] for b in bindings if b[0] in wanted]
         r = subprocess.run(command + [a for b in bindings if b[0] in frozen
                                       for a in ("--freeze", f"{b[0]}={b[1]}")],
                            capture_output=True, text=True)
@@ -165,7 +174,7 @@ frozen_passes = sum(1 for _, _, status, why in results if status == "passed" and
 summary = (f"{totals['passed']} of {len(results)} cases pass ({100 * totals['passed'] / len(results):.1f}%); "
            f"of the {attempted} cases fuelc imports, {totals['passed']} pass "
            f"({100 * totals['passed'] / max(attempted, 1):.1f}%); {frozen_passes} of the passes "
-           f"freeze integer inputs; {totals['crashed']} crashed")
+           f"freeze inputs; {totals['crashed']} crashed")
 print("\n".join(lines))
 print(summary)
 if args.table:

@@ -220,7 +220,8 @@ std::optional<std::vector<Dim>> Importer::shapeInput(size_t i, const char *what)
     return s->elements;
   const KnownTensor *t = constantInput(i);
   if (!t) {
-    unsupported(std::string(what) + " (input " + std::to_string(i) + ") must be a constant");
+    unsupported(std::string(what) + " (input " + std::to_string(i) + ", '" + node->input(i) +
+                "') must be a constant");
     return std::nullopt;
   }
   std::vector<Dim> dims;

@@ -61,8 +61,8 @@ KnownTensor onnximport::positions(int64_t n, size_t trailing, DType dtype) {
 const KnownTensor *onnximport::constInts(Importer &im, size_t i, const char *what) {
   const KnownTensor *t = im.constantInput(i);
   if (!t)
-    im.unsupported(std::string(what) + " (input " + std::to_string(i) +
-                   ") must be a constant");
+    im.unsupported(std::string(what) + " (input " + std::to_string(i) + ", '" +
+                   im.current().input(static_cast<int>(i)) + "') must be a constant");
   return t;
 }
 

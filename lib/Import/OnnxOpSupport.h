@@ -3,7 +3,7 @@
 // The op handlers are split by kind (OnnxOps.cpp: ops with an IR
 // equivalent and the shape ops; OnnxActivations.cpp: elementwise functions
 // built from IR ops; OnnxLosses.cpp: the loss functions; OnnxTensorOps.cpp:
-// indexing and tensor-building ops). They share the
+// indexing and tensor-building ops; OnnxResize.cpp: Resize). They share the
 // helpers here and the Composer, which builds one ONNX op from several IR
 // ops.
 //
@@ -28,6 +28,7 @@ using HandlerTable = std::map<std::string, Handler>;
 void addActivationHandlers(HandlerTable &table);
 void addLossHandlers(HandlerTable &table);
 void addTensorHandlers(HandlerTable &table);
+void addResizeHandlers(HandlerTable &table);
 
 /// `kind` over `operands`, bound to the node's output 0.
 bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
@@ -39,7 +40,8 @@ KnownTensor scalar(double value, DType dtype);
 /// The integers 0..n-1 in `dtype`, shaped [n] followed by `trailing` unit
 /// axes: positions along an axis, to compare indices with (one-hot masks).
 KnownTensor positions(int64_t n, size_t trailing, DType dtype);
-/// A constant integer input (a shape, axes, pads); reports when it is not.
+/// A constant input (a shape, axes, pads, scales); reports when it is not,
+/// naming the input.
 const KnownTensor *constInts(Importer &im, size_t i, const char *what);
 /// Axes from the `axes` attribute (older opsets) or input `inputIndex`.
 std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex);

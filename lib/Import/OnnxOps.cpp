@@ -319,9 +319,9 @@ bool pad(Importer &im) {
     return false;
   double value = 0;
   if (im.hasInput(2)) {
-    const KnownTensor *v = im.constantInput(2);
+    const KnownTensor *v = constInts(im, 2, "the constant value");
     if (!v)
-      return im.unsupported("constant_value must be a constant");
+      return false;
     value = v->reals().at(0);
   }
   std::vector<int64_t> p = pads->ints();
@@ -811,6 +811,7 @@ const HandlerTable &handlers() {
     addActivationHandlers(t);
     addLossHandlers(t);
     addTensorHandlers(t);
+    addResizeHandlers(t);
     return t;
   }();
   return table;
@@ -825,7 +826,7 @@ size_t requiredInputs(const std::string &opType) {
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
       {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
       {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
-      {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2},
+      {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2}, {"OneHot", 3},
       {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;

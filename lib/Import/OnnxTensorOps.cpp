@@ -6,6 +6,7 @@
 //   positions selects from the data (moved so that axis is last) and a sum
 //   over it keeps the one selected element (exact: the rest are zeros);
 // - CumSum: a product with a triangular 0/1 matrix along the axis;
+// - OneHot: the indices compared with the positions along the new axis;
 // - Tile: the input concatenated with itself along each repeated axis;
 // - EyeLike: a constant.
 // The first two cost O(extent) per element along the axis, fine for the
@@ -148,6 +149,35 @@ bool tile(Importer &im) {
   return k.finish(y);
 }
 
+/// `on` where the index (cast to int64, negative ones from the end) equals
+/// the position along the new axis, else `off` (values = [off, on]).
+bool oneHot(Importer &im) {
+  const KnownTensor *depth = constInts(im, 1, "the depth");
+  if (!depth)
+    return false;
+  double n = depth->reals().at(0);
+  if (!(n >= 1 && n <= (1 << 24)))
+    return im.unsupported("the depth must be in [1, 2^24]");
+  int64_t classes = static_cast<int64_t>(n);
+  size_t rank = im.graph.shape(im.input(0)).size() + 1;
+  std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", -1), rank);
+  if (!axis)
+    return im.unsupported("axis " + std::to_string(im.attrInt("axis", -1)) + " is out of range");
+  Composer k(im);
+  ValueRef index = k.type == DType::I64 ? k.x : k.cast(k.x, DType::I64);
+  ValueRef negative = k.op(OpKind::Lt, {index, k.c(0, DType::I64)});
+  index = k.op(OpKind::Where, {negative, k.op(OpKind::Add, {index, k.c(static_cast<double>(classes), DType::I64)}), index});
+  index = k.op(OpKind::Unsqueeze, {index}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{static_cast<int64_t>(*axis)});
+  });
+  ValueRef mask = k.op(OpKind::Eq, {index, k.constant(positions(classes, rank - *axis - 1, DType::I64))});
+  auto value = [&](int64_t i) {
+    return k.op(OpKind::Gather, {im.input(2), k.c(static_cast<double>(i), DType::I64)},
+                [](Graph &g) { g.addIntAttr(AttrName::Axis, 0); });
+  };
+  return k.finish(k.op(OpKind::Where, {mask, value(1), value(0)}));
+}
+
 bool eyeLike(Importer &im) {
   ShapeRef shape = im.graph.shape(im.input(0));
   if (shape.size() != 2 || !shape[0].isStatic() || !shape[1].isStatic())
@@ -173,5 +203,6 @@ void onnximport::addTensorHandlers(HandlerTable &table) {
   table.insert({{"GatherElements", gatherElements},
                 {"CumSum", cumSum},
                 {"Tile", tile},
+                {"OneHot", oneHot},
                 {"EyeLike", eyeLike}});
 }

@@ -1,0 +1,236 @@
+//===- OnnxResize.cpp - ONNX Resize as gathers and weighted sums ----------===//
+//
+// Resize interpolates one axis at a time (the ONNX definition is separable):
+// for each output position the coordinate transformation gives a source
+// coordinate, the mode its taps (nearest: 1, linear: 2, cubic: 4 neighbors,
+// edge-clamped) and their weights, all known at import from the static
+// shapes and constant scales or sizes. Each tap is a gather of constant
+// indices along the axis times a constant weight per position; nearest is a
+// single gather (exact, any dtype).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxOpSupport.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+namespace {
+struct ResizeMode {
+  std::string mode, transform, nearest;
+  double cubicA = -0.75, extrapolation = 0;
+  bool excludeOutside = false;
+};
+
+/// Taps of one output position: source indices (edge-clamped) and weights;
+/// `outside` when tf_crop_and_resize extrapolates there.
+struct Taps {
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+  bool outside = false;
+};
+
+/// The source coordinate of output position `x` (the ONNX reference).
+double sourceCoordinate(const ResizeMode &m, double x, double scale, int64_t in,
+                        double roiStart, double roiEnd) {
+  double out = scale * static_cast<double>(in);
+  if (m.transform == "align_corners")
+    return out == 1 ? 0 : x * static_cast<double>(in - 1) / (out - 1);
+  if (m.transform == "asymmetric")
+    return x / scale;
+  if (m.transform == "tf_crop_and_resize") {
+    double span = (roiEnd - roiStart) * static_cast<double>(in - 1);
+    return roiStart * static_cast<double>(in - 1) + (out == 1 ? span / 2 : x * span / (out - 1));
+  }
+  if (m.transform == "pytorch_half_pixel" && out == 1)
+    return -0.5;
+  return (x + 0.5) / scale - 0.5; // half_pixel and pytorch_half_pixel
+}
+
+/// Weights of the taps for fractional position `ratio` in (0, 1].
+std::vector<double> tapWeights(const ResizeMode &m, double ratio, bool integral) {
+  if (m.mode == "linear")
+    return {1 - ratio, ratio};
+  if (m.mode == "cubic") {
+    double a = m.cubicA, r = ratio, s = 1 - ratio;
+    return {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+            ((a + 2) * r - (a + 3)) * r * r + 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+            ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
+  }
+  bool up = integral || m.nearest == "ceil" ||
+            (m.nearest == "round_prefer_floor" && ratio > 0.5) ||
+            (m.nearest == "round_prefer_ceil" && ratio >= 0.5);
+  return {up ? 0.0 : 1.0, up ? 1.0 : 0.0};
+}
+
+Taps tapsAt(const ResizeMode &m, int64_t x, double scale, int64_t in, double roiStart,
+            double roiEnd) {
+  double source = sourceCoordinate(m, static_cast<double>(x), scale, in, roiStart, roiEnd);
+  Taps t;
+  if (m.transform == "tf_crop_and_resize" &&
+      (source < 0 || source > static_cast<double>(in - 1))) {
+    t.outside = true;
+    source = std::clamp(source, 0.0, static_cast<double>(in - 1));
+  }
+  double floorOf = std::floor(source);
+  bool integral = source == floorOf;
+  t.weight = tapWeights(m, integral ? 1 : source - floorOf, integral);
+  // The n nearest integers to `source` (ties to the smaller), among the
+  // edge-padded positions [-pad, in + pad).
+  int64_t n = static_cast<int64_t>(t.weight.size()), pad = (n + 1) / 2;
+  std::vector<int64_t> candidates;
+  for (int64_t i = static_cast<int64_t>(floorOf) - n; i <= static_cast<int64_t>(floorOf) + n; ++i)
+    if (i >= -pad && i < in + pad)
+      candidates.push_back(i);
+  std::sort(candidates.begin(), candidates.end(), [&](int64_t a, int64_t b) {
+    double da = std::abs(source - static_cast<double>(a)), db = std::abs(source - static_cast<double>(b));
+    return da != db ? da < db : a < b;
+  });
+  candidates.resize(std::min<size_t>(candidates.size(), n));
+  std::sort(candidates.begin(), candidates.end());
+  double kept = 0;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (m.excludeOutside && (candidates[k] < 0 || candidates[k] >= in))
+      t.weight[k] = 0;
+    kept += t.weight[k];
+    t.index.push_back(std::clamp<int64_t>(candidates[k], 0, in - 1));
+  }
+  if (m.excludeOutside && kept != 0)
+    for (double &w : t.weight)
+      w /= kept;
+  return t;
+}
+
+KnownTensor int64Vector(const std::vector<int64_t> &values) {
+  KnownTensor t{DType::I64, {static_cast<int64_t>(values.size())}, {}};
+  for (int64_t v : values)
+    t.bytes += scalar(static_cast<double>(v), DType::I64).bytes;
+  return t;
+}
+
+/// Resamples axis `axis` of `x` to `out` positions.
+ValueRef resizeAxis(Composer &k, ValueRef x, unsigned axis, size_t rank, int64_t in,
+                    int64_t out, double scale, const ResizeMode &m, double roiStart,
+                    double roiEnd) {
+  std::vector<Taps> taps;
+  for (int64_t i = 0; i < out; ++i)
+    taps.push_back(tapsAt(m, i, scale, in, roiStart, roiEnd));
+  auto gather = [&](size_t t) {
+    std::vector<int64_t> index;
+    for (const Taps &p : taps)
+      index.push_back(p.index[t]);
+    return k.op(OpKind::Gather, {x, k.constant(int64Vector(index))},
+                [&](Graph &g) { g.addIntAttr(AttrName::Axis, axis); });
+  };
+  // A per-position factor along the axis: [out, 1, ..., 1].
+  auto perPosition = [&](auto value) {
+    KnownTensor t{k.type, {out}, {}};
+    t.shape.resize(rank - axis, 1);
+    for (int64_t i = 0; i < out; ++i)
+      t.bytes += scalar(value(i), k.type).bytes;
+    return k.constant(t);
+  };
+  bool anyOutside = std::any_of(taps.begin(), taps.end(), [](const Taps &p) { return p.outside; });
+  ValueRef y = x;
+  if (m.mode == "nearest") {
+    // The tap of weight 1, as a single gather.
+    for (Taps &p : taps) {
+      auto one = std::max_element(p.weight.begin(), p.weight.end());
+      p.index = {p.index[one - p.weight.begin()]};
+    }
+    y = gather(0);
+  } else {
+    for (size_t t = 0; t < taps[0].index.size(); ++t) {
+      ValueRef term = k.op(OpKind::Mul, {gather(t), perPosition([&](int64_t i) {
+                                           return taps[i].weight[t];
+                                         })});
+      y = t == 0 ? term : k.op(OpKind::Add, {y, term});
+    }
+  }
+  if (anyOutside) { // tf_crop_and_resize: the extrapolation value outside.
+    ValueRef inside = k.op(OpKind::Ne, {perPosition([&](int64_t i) { return taps[i].outside ? 0 : 1; }),
+                                        k.c(0)});
+    y = k.op(OpKind::Where, {inside, y, k.c(m.extrapolation)});
+  }
+  return y;
+}
+
+bool resize(Importer &im) {
+  ResizeMode m{im.attrString("mode", "nearest"),
+               im.attrString("coordinate_transformation_mode", "half_pixel"),
+               im.attrString("nearest_mode", "round_prefer_floor"),
+               im.attrFloat("cubic_coeff_a", -0.75f), im.attrFloat("extrapolation_value", 0),
+               im.attrInt("exclude_outside", 0) != 0};
+  static const char *kModes[] = {"nearest", "linear", "cubic"};
+  static const char *kTransforms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_crop_and_resize"};
+  static const char *kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  auto known = [](const auto &list, const std::string &v) {
+    return std::find(std::begin(list), std::end(list), v) != std::end(list);
+  };
+  if (!known(kModes, m.mode) || !known(kTransforms, m.transform) || !known(kNearest, m.nearest))
+    return im.unsupported("mode '" + m.mode + "', coordinate_transformation_mode '" +
+                          m.transform + "' or nearest_mode '" + m.nearest + "' is not supported");
+  ShapeRef shape = im.graph.shape(im.input(0));
+  size_t rank = shape.size();
+  std::vector<int64_t> in, out;
+  for (Dim d : shape) {
+    if (!d.isStatic())
+      return im.unsupported("the input's extents must be static");
+    in.push_back(d.size());
+  }
+  std::vector<double> scales, roi;
+  if (im.hasInput(3)) { // sizes
+    const KnownTensor *sizes = constInts(im, 3, "the sizes");
+    if (!sizes)
+      return false;
+    out = sizes->ints();
+    if (out.size() != rank)
+      return im.unsupported("the sizes must have one extent per axis");
+    for (size_t d = 0; d < rank; ++d)
+      scales.push_back(in[d] ? static_cast<double>(out[d]) / static_cast<double>(in[d]) : 1);
+  } else if (im.hasInput(2)) {
+    const KnownTensor *s = constInts(im, 2, "the scales");
+    if (!s)
+      return false;
+    scales = s->reals();
+    if (scales.size() != rank)
+      return im.unsupported("the scales must have one factor per axis");
+    for (size_t d = 0; d < rank; ++d) {
+      if (!(scales[d] > 0))
+        return im.unsupported("the scales must be positive");
+      out.push_back(static_cast<int64_t>(scales[d] * static_cast<double>(in[d])));
+    }
+  } else {
+    return im.unsupported("either the scales or the sizes are required");
+  }
+  if (m.transform == "tf_crop_and_resize") {
+    const KnownTensor *r = constInts(im, 1, "the roi");
+    if (!r)
+      return false;
+    roi = r->reals();
+    if (roi.size() != 2 * rank)
+      return im.unsupported("the roi must have a start and an end per axis");
+  }
+  if (m.mode != "nearest" && !isFloat(im.graph.dtype(im.input(0))))
+    return im.unsupported("linear and cubic modes need a float input");
+  Composer k(im);
+  ValueRef y = k.x;
+  for (size_t d = 0; d < rank; ++d) {
+    if (out[d] < 0 || out[d] > (int64_t(1) << 24))
+      return im.unsupported("output extent " + std::to_string(out[d]) + " is out of range");
+    if (out[d] == in[d] && m.transform != "tf_crop_and_resize")
+      continue; // Every transformation maps position i to i.
+    if (in[d] == 0)
+      return im.unsupported("cannot resize an empty axis");
+    y = resizeAxis(k, y, static_cast<unsigned>(d), rank, in[d], out[d], scales[d], m,
+                   roi.empty() ? 0 : roi[d], roi.empty() ? 1 : roi[rank + d]);
+  }
+  return k.finish(y);
+}
+} // namespace
+
+void onnximport::addResizeHandlers(HandlerTable &table) { table.insert({{"Resize", resize}}); }
