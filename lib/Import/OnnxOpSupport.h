@@ -3,7 +3,8 @@
 // The op handlers are split by kind (OnnxOps.cpp: ops with an IR
 // equivalent and the shape ops; OnnxActivations.cpp: elementwise functions
 // built from IR ops; OnnxLosses.cpp: the loss functions; OnnxTensorOps.cpp:
-// indexing and tensor-building ops; OnnxResize.cpp: Resize). They share the
+// indexing and tensor-building ops; OnnxResize.cpp: Resize;
+// OnnxConvTranspose.cpp: ConvTranspose). They share the
 // helpers here and the Composer, which builds one ONNX op from several IR
 // ops.
 //
@@ -29,6 +30,7 @@ void addActivationHandlers(HandlerTable &table);
 void addLossHandlers(HandlerTable &table);
 void addTensorHandlers(HandlerTable &table);
 void addResizeHandlers(HandlerTable &table);
+void addConvTransposeHandlers(HandlerTable &table);
 
 /// `kind` over `operands`, bound to the node's output 0.
 bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,

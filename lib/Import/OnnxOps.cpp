@@ -812,6 +812,7 @@ const HandlerTable &handlers() {
     addLossHandlers(t);
     addTensorHandlers(t);
     addResizeHandlers(t);
+    addConvTransposeHandlers(t);
     return t;
   }();
   return table;
@@ -827,6 +828,7 @@ size_t requiredInputs(const std::string &opType) {
       {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
       {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
       {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2}, {"OneHot", 3},
+      {"ConvTranspose", 2},
       {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;

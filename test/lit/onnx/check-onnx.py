@@ -201,6 +201,30 @@ case("symbolic_shape_arithmetic",
      initializers=[("zero", np.array(0, np.int64)), ("two", np.array(2, np.int64)),
                    ("ax", np.array([0], np.int64)), ("rest", np.array([4, 3], np.int64))],
      dims=[("N", 8)], tolerance=(1e-4, 1e-5))
+# ConvTranspose against a direct scatter of every input element (random
+# weights, two groups, stride, dilation, pads, output_padding).
+def conv_transpose(x, w, stride, dilation, pads, output_padding, groups):
+    n, c, h, wd = x.shape
+    cg, mg, kh, kw = c // groups, w.shape[1], w.shape[2], w.shape[3]
+    full = [stride[a] * ([h, wd][a] - 1) + output_padding[a] + (w.shape[2 + a] - 1) * dilation[a] + 1
+            for a in range(2)]
+    y = np.zeros((n, mg * groups, full[0], full[1]), np.float64)
+    for g in range(groups):
+        for ci in range(cg):
+            for m in range(mg):
+                for i in range(kh):
+                    for j in range(kw):
+                        y[:, g * mg + m, i * dilation[0]:i * dilation[0] + stride[0] * (h - 1) + 1:stride[0],
+                          j * dilation[1]:j * dilation[1] + stride[1] * (wd - 1) + 1:stride[1]] += \
+                            x[:, g * cg + ci] * w[g * cg + ci, m, i, j]
+    return y[:, :, pads[0]:full[0] - pads[2], pads[1]:full[1] - pads[3]].astype(np.float32)
+
+
+xt, wt = rand(2, 4, 5, 6), rand(4, 3, 3, 2)
+case("ConvTranspose", [n("ConvTranspose", ["a", "w"], ["y0"], strides=[2, 3], dilations=[2, 1],
+                         pads=[1, 0, 2, 1], output_padding=[1, 1], group=2)],
+     [("a", xt, None)], [conv_transpose(xt, wt, [2, 3], [2, 1], [1, 0, 2, 1], [1, 1], 2)],
+     initializers=[("w", wt)], tolerance=(1e-4, 1e-5))
 # Constant folding of Shape on static shapes.
 case("Shape_Reshape", [n("Shape", ["a"], ["s"]), n("Reshape", ["b", "s"], ["y0"])],
      [("a", T, None), ("b", T.reshape(4, 6), None)], [T])

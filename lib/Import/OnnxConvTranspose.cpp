@@ -1,0 +1,141 @@
+//===- OnnxConvTranspose.cpp - ConvTranspose as a convolution -------------===//
+//
+// A transposed convolution is the convolution of the input spread out by
+// its stride (stride - 1 zeros between elements) and padded by the kernel's
+// reach minus the pads (cropped where that is negative, output_padding
+// added at the end), with the kernel flipped spatially and its input and
+// output channels swapped (per group). The spreading is a reshape to
+// [N, C, H, 1, W, 1], a zero pad to [N, C, H, s, W, s] and a reshape back;
+// the weights are transformed at import, so they must be constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxOpSupport.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+namespace {
+std::vector<int64_t> intsOr(Importer &im, const char *name, std::vector<int64_t> dflt) {
+  std::vector<int64_t> v = im.attrInts(name);
+  return v.empty() ? dflt : v;
+}
+
+/// W [C, M/g, kh, kw] -> W' [M, C/g, kh, kw], flipped spatially.
+KnownTensor transposedKernel(const KnownTensor &w, int64_t groups) {
+  int64_t c = w.shape[0], mg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  int64_t cg = c / groups, width = dtypeByteSize(w.dtype);
+  KnownTensor out{w.dtype, {mg * groups, cg, kh, kw}, std::string(w.bytes.size(), '\0')};
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t m = 0; m < mg; ++m)
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t from = (((g * cg + ci) * mg + m) * kh + (kh - 1 - i)) * kw + (kw - 1 - j);
+            int64_t to = (((g * mg + m) * cg + ci) * kh + i) * kw + j;
+            std::memcpy(&out.bytes[to * width], &w.bytes[from * width], width);
+          }
+  return out;
+}
+
+bool convTranspose(Importer &im) {
+  ShapeRef x = im.graph.shape(im.input(0));
+  const KnownTensor *w = constInts(im, 1, "the weights");
+  if (!w)
+    return false;
+  if (x.size() != 4 || w->shape.size() != 4 || !x[2].isStatic() || !x[3].isStatic())
+    return im.unsupported("only 2-D convolutions (rank-4 NCHW input, static spatial extents) "
+                          "are supported");
+  int64_t groups = im.attrInt("group", 1);
+  if (groups < 1 || w->shape[0] % groups != 0)
+    return im.unsupported("the weights' channels do not divide into the groups");
+  std::vector<int64_t> kernel{w->shape[2], w->shape[3]};
+  std::vector<int64_t> strides = intsOr(im, "strides", {1, 1}),
+                       dilations = intsOr(im, "dilations", {1, 1}),
+                       outputPadding = intsOr(im, "output_padding", {0, 0}),
+                       pads = intsOr(im, "pads", {0, 0, 0, 0});
+  std::vector<int64_t> outputShape = im.attrInts("output_shape");
+  std::string autoPad = im.attrString("auto_pad", "NOTSET");
+  if (strides.size() != 2 || dilations.size() != 2 || outputPadding.size() != 2 ||
+      pads.size() != 4 || (!outputShape.empty() && outputShape.size() != 2))
+    return im.unsupported("strides, dilations, output_padding, pads or output_shape do not "
+                          "have one entry per spatial axis");
+  int64_t in[2] = {x[2].size(), x[3].size()};
+  for (int a = 0; a < 2; ++a) {
+    if (strides[a] < 1 || dilations[a] < 1 || outputPadding[a] < 0)
+      return im.unsupported("strides and dilations must be positive, output_padding not negative");
+    int64_t reach = (kernel[a] - 1) * dilations[a] + 1;
+    int64_t full = strides[a] * (in[a] - 1) + outputPadding[a] + reach;
+    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    if (!outputShape.empty() || same) {
+      int64_t target = outputShape.empty() ? in[a] * strides[a] : outputShape[a];
+      // A larger target grows the end (as output_padding does: the ONNX
+      // tests expect that), a smaller one is cropped evenly.
+      int64_t total = full - target;
+      int64_t half = total / 2;
+      pads[a] = total < 0 ? 0 : autoPad == "SAME_UPPER" ? half : total - half;
+      pads[a + 2] = total - pads[a];
+    }
+  }
+  Composer k(im);
+  ValueRef y = k.x;
+  Dim n = x[0], c = x[1];
+  // Spread: [N, C, H, 1, W, 1] padded to [N, C, H, s, W, s], then merged.
+  if (strides[0] > 1 || strides[1] > 1) {
+    y = k.op(OpKind::Reshape, {y}, [&](Graph &g) {
+      g.addDimsAttr(AttrName::ShapeAttr, std::vector<Dim>{n, c, Dim::fixed(in[0]), Dim::fixed(1),
+                                                          Dim::fixed(in[1]), Dim::fixed(1)});
+    });
+    y = k.op(OpKind::Pad, {y}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Pads, std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                         strides[0] - 1, 0, strides[1] - 1});
+    });
+    y = k.op(OpKind::Reshape, {y}, [&](Graph &g) {
+      g.addDimsAttr(AttrName::ShapeAttr,
+                    std::vector<Dim>{n, c, Dim::fixed(in[0] * strides[0]),
+                                     Dim::fixed(in[1] * strides[1])});
+    });
+  }
+  // Borders: the kernel's reach minus the pads; the spread's trailing zeros
+  // are dropped and output_padding added at the end. Negative is a crop.
+  std::vector<int64_t> before(2), after(2);
+  for (int a = 0; a < 2; ++a) {
+    int64_t reach = (kernel[a] - 1) * dilations[a] + 1;
+    before[a] = reach - 1 - pads[a];
+    after[a] = reach - 1 - pads[a + 2] + outputPadding[a] - (strides[a] - 1);
+  }
+  std::vector<int64_t> grow{0, 0, std::max<int64_t>(before[0], 0), std::max<int64_t>(before[1], 0),
+                            0, 0, std::max<int64_t>(after[0], 0), std::max<int64_t>(after[1], 0)};
+  if (std::any_of(grow.begin(), grow.end(), [](int64_t v) { return v > 0; }))
+    y = k.op(OpKind::Pad, {y}, [&](Graph &g) { g.addIntsAttr(AttrName::Pads, grow); });
+  std::vector<int64_t> starts, ends, axes;
+  for (int a = 0; a < 2; ++a)
+    if (before[a] < 0 || after[a] < 0) {
+      int64_t extent = in[a] * strides[a] + std::max<int64_t>(before[a], 0) +
+                       std::max<int64_t>(after[a], 0);
+      starts.push_back(std::max<int64_t>(-before[a], 0));
+      ends.push_back(extent - std::max<int64_t>(-after[a], 0));
+      axes.push_back(2 + a);
+    }
+  if (!axes.empty())
+    y = k.op(OpKind::Slice, {y}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Starts, starts);
+      g.addIntsAttr(AttrName::Ends, ends);
+      g.addIntsAttr(AttrName::Axes, axes);
+    });
+  std::vector<ValueRef> operands{y, k.constant(transposedKernel(*w, groups))};
+  if (im.hasInput(2))
+    operands.push_back(im.input(2));
+  return k.finish(k.op(OpKind::Conv2D, operands, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Dilations, dilations);
+    g.addIntAttr(AttrName::Groups, groups);
+  }));
+}
+} // namespace
+
+void onnximport::addConvTransposeHandlers(HandlerTable &table) {
+  table.insert({{"ConvTranspose", convTranspose}});
+}
