@@ -3,22 +3,27 @@
 machine, or with --vulkan the `ci` machine's Vulkan device alone), runs them
 with fuel-run and compares the outputs with PyTorch's.
 
-Usage: check.py BUILD_DIR MODEL_DIR [--vulkan]
+Usage: check.py BUILD_DIR MODEL_DIR [--vulkan] [--models NAME,...]
 
 Prints one line per model and batch (the export's and one more, run by the
 same artifact): its output shape, the largest difference from
 PyTorch relative to the output's magnitude, and ok or FAIL (over 1e-4);
 exits 1 when any model fails.
 """
+import argparse
 import os
 import subprocess
 import sys
 
 import numpy as np
 
-MODELS = ("mlp", "encoder", "resnet18")
-build, models = sys.argv[1:3]
-vulkan = "--vulkan" in sys.argv[3:]
+p = argparse.ArgumentParser()
+p.add_argument("build")
+p.add_argument("models")
+p.add_argument("--vulkan", action="store_true")
+p.add_argument("--models", dest="names", default="mlp,encoder,resnet18")
+args = p.parse_args()
+build, models, vulkan = args.build, args.models, args.vulkan
 fuelc = os.path.join(build, "tools", "fuelc", "fuelc")
 fuel_run = os.path.join(build, "tools", "fuel-run", "fuel-run")
 target = ["--machine", "host"]
@@ -37,7 +42,7 @@ def run(cmd, **kw):
 
 
 failed = False
-for name in MODELS:
+for name in args.names.split(","):
     stem = os.path.join(models, name)
     plan = stem + ".fplan"
     # The symbolic batch is planned for up to 16; each input binds it.
@@ -50,7 +55,7 @@ for name in MODELS:
             print(f"{name}: FAIL shape {have.shape}, PyTorch {want.shape}")
             failed = True
             continue
-        error = float(np.max(np.abs(have - want)) / max(1.0, float(np.max(np.abs(want)))))
+        error = float(np.max(np.abs(have - want)) / max(1e-30, float(np.max(np.abs(want)))))
         ok = error <= 1e-4
         failed |= not ok
         print(f"{name}: f32{list(have.shape)} max relative difference {error:.1e} "

@@ -2,7 +2,7 @@
 """Exports three PyTorch models to ONNX with random weights (fixed seeds),
 with an input and PyTorch's output for it, for fuelc to import, plan and run.
 
-Usage: export.py OUTDIR [--bench]
+Usage: export.py OUTDIR [--bench | --zoo]
 
 Writes, per model NAME in mlp, encoder, resnet18: NAME.onnx, NAME.input.npy
 and NAME.expected.npy (PyTorch eager on that input, no_grad, eval mode), and
@@ -10,7 +10,10 @@ NAME.next.input.npy / NAME.next.expected.npy with a batch one larger.
 The batch dim is symbolic (`B`) in every model: in the encoder, PyTorch's
 attention reshapes to `[T, B * heads, head_dim]` by shape arithmetic that
 fuelc folds into the derived symbol `4*B`. --bench writes deployment sizes (ResNet-18 at 224x224, a wider encoder)
-instead of the small test sizes. Needs Debian's python3-torch and
+instead of the small test sizes; --zoo writes more torchvision architectures
+instead (ZOO: depthwise and grouped convolutions, channel shuffles, SiLU
+and squeeze-excitation, inception branches, a segmentation head with
+bilinear Resize to sizes computed from the input's shape). Needs Debian's python3-torch and
 python3-torchvision (scripts/install-deps.sh installs them).
 """
 import os
@@ -46,6 +49,33 @@ def models(bench):
         yield "resnet18", torchvision.models.resnet18(), torch.randn(2, 3, 64, 64)
 
 
+ZOO = ("mobilenet_v2", "shufflenet_v2_x1_0", "efficientnet_b0", "squeezenet1_1", "googlenet",
+       "lraspp_mobilenet_v3_large")
+
+
+class SegmentationOutput(torch.nn.Module):
+    """The "out" map of a torchvision segmentation model (which returns a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+def zoo():
+    """(name, module, input) for ZOO, random weights, 64x64 images."""
+    torch.manual_seed(0)
+    for name in ZOO:
+        if hasattr(torchvision.models.segmentation, name):
+            module = SegmentationOutput(getattr(torchvision.models.segmentation, name)(
+                weights=None, weights_backbone=None))
+        else:
+            module = getattr(torchvision.models, name)(weights=None)
+        yield name, module, torch.randn(2, 3, 64, 64)
+
+
 def export(module, x, path):
     """ONNX opset 17 with input `x` and output `y`, batch dim `B`."""
     torch.onnx.export(module, x, path, input_names=["x"], output_names=["y"], opset_version=17,
@@ -55,7 +85,8 @@ def export(module, x, path):
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, module, x in models("--bench" in sys.argv[2:]):
+    flags = sys.argv[2:]
+    for name, module, x in zoo() if "--zoo" in flags else models("--bench" in flags):
         module.eval()
         path = os.path.join(out, name + ".onnx")
         export(module, x, path)

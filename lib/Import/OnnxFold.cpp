@@ -36,7 +36,7 @@ std::optional<IntVector> intVectorOf(Importer &im, size_t i) {
   if (const SymbolicInts *s = im.symbolicInput(i)) {
     IntVector v{s->dtype, s->scalar, {}};
     for (Dim d : s->elements)
-      v.elements.push_back(im.graph.symbols().expand(d));
+      v.elements.push_back(d.isInferred() ? SymbolProduct{-1, {}} : im.graph.symbols().expand(d));
     return v;
   }
   const KnownTensor *t = im.constantInput(i);
@@ -279,10 +279,12 @@ bool onnximport::foldConstant(Importer &im) {
     im.bindConstant(intTensor(staticValues(*out), shape, out->dtype));
     return true;
   }
-  // Symbolic elements become Dims: positive products of symbols.
+  // Symbolic elements become Dims: positive products of symbols, and -1
+  // (a reshape's "the rest") as Dim::inferred().
   SymbolicInts symbolic{out->dtype, out->scalar, {}};
   for (const SymbolProduct &p : out->elements) {
-    std::optional<Dim> d = im.graph.symbols().product(p);
+    std::optional<Dim> d = p.symbols.empty() && p.factor == -1 ? Dim::inferred()
+                                                                : im.graph.symbols().product(p);
     if (!d)
       return false;
     symbolic.elements.push_back(*d);

@@ -37,8 +37,9 @@ struct KnownTensor {
 
 /// An integer tensor of rank <= 1 computed from symbolic extents (Shape of
 /// a tensor with a symbolic batch, and arithmetic on it): each element a
-/// Dim, possibly a product of symbols (`4*B`). It has no IR value: it can
-/// only become the shape of a Reshape, Expand or ConstantOfShape.
+/// Dim, possibly a product of symbols (`4*B`), or -1 as Dim::inferred().
+/// It has no IR value: it can only become the shape of a Reshape, Expand,
+/// ConstantOfShape or Resize.
 struct SymbolicInts {
   DType dtype = DType::I64;
   bool scalar = false;

@@ -871,12 +871,14 @@ bool onnximport::importOp(Importer &im) {
       return im.unsupported("input " + std::to_string(i) + " is required");
   // Extents computed from symbolic dims have no IR value: they can only
   // shape a tensor.
-  size_t shapeInput = opType == "ConstantOfShape" ? 0 : 1;
-  bool takesShape = opType == "Reshape" || opType == "Expand" || opType == "ConstantOfShape";
+  size_t shapeInput = opType == "ConstantOfShape" ? 0 : opType == "Resize" ? 3 : 1;
+  bool takesShape = opType == "Reshape" || opType == "Expand" || opType == "ConstantOfShape" ||
+                    opType == "Resize";
   for (size_t i = 0; i < im.numInputs(); ++i)
     if (im.symbolicInput(i) && !(takesShape && i == shapeInput))
       return im.unsupported("input '" + im.current().input(static_cast<int>(i)) +
                             "' holds extents computed from symbolic dims, which fuelc " +
-                            "takes only as the shape of Reshape, Expand and ConstantOfShape");
+                            "takes only as the shape of Reshape, Expand, ConstantOfShape "
+                            "and Resize");
   return it->second(im);
 }

@@ -174,24 +174,24 @@ bool resize(Importer &im) {
   if (!known(kModes, m.mode) || !known(kTransforms, m.transform) || !known(kNearest, m.nearest))
     return im.unsupported("mode '" + m.mode + "', coordinate_transformation_mode '" +
                           m.transform + "' or nearest_mode '" + m.nearest + "' is not supported");
+  // Axes kept whole may be symbolic (a batch); resized ones are static.
   ShapeRef shape = im.graph.shape(im.input(0));
-  size_t rank = shape.size();
-  std::vector<int64_t> in, out;
-  for (Dim d : shape) {
-    if (!d.isStatic())
-      return im.unsupported("the input's extents must be static");
-    in.push_back(d.size());
-  }
+  std::vector<Dim> in(shape.begin(), shape.end()), out;
+  size_t rank = in.size();
   std::vector<double> scales, roi;
-  if (im.hasInput(3)) { // sizes
-    const KnownTensor *sizes = constInts(im, 3, "the sizes");
+  if (im.hasInput(3)) { // sizes, possibly computed from a symbolic batch
+    std::optional<std::vector<Dim>> sizes = im.shapeInput(3, "the sizes");
     if (!sizes)
       return false;
-    out = sizes->ints();
+    out = *sizes;
     if (out.size() != rank)
       return im.unsupported("the sizes must have one extent per axis");
-    for (size_t d = 0; d < rank; ++d)
-      scales.push_back(in[d] ? static_cast<double>(out[d]) / static_cast<double>(in[d]) : 1);
+    for (size_t d = 0; d < rank; ++d) {
+      bool scaled = out[d] != in[d] && in[d].isStatic() && out[d].isStatic() && in[d].size();
+      scales.push_back(scaled ? static_cast<double>(out[d].size()) /
+                                    static_cast<double>(in[d].size())
+                              : 1);
+    }
   } else if (im.hasInput(2)) {
     const KnownTensor *s = constInts(im, 2, "the scales");
     if (!s)
@@ -202,7 +202,10 @@ bool resize(Importer &im) {
     for (size_t d = 0; d < rank; ++d) {
       if (!(scales[d] > 0))
         return im.unsupported("the scales must be positive");
-      out.push_back(static_cast<int64_t>(scales[d] * static_cast<double>(in[d])));
+      out.push_back(scales[d] == 1 || !in[d].isStatic()
+                        ? in[d]
+                        : Dim::fixed(static_cast<int64_t>(scales[d] *
+                                                          static_cast<double>(in[d].size()))));
     }
   } else {
     return im.unsupported("either the scales or the sizes are required");
@@ -220,13 +223,16 @@ bool resize(Importer &im) {
   Composer k(im);
   ValueRef y = k.x;
   for (size_t d = 0; d < rank; ++d) {
-    if (out[d] < 0 || out[d] > (int64_t(1) << 24))
-      return im.unsupported("output extent " + std::to_string(out[d]) + " is out of range");
     if (out[d] == in[d] && m.transform != "tf_crop_and_resize")
       continue; // Every transformation maps position i to i.
-    if (in[d] == 0)
+    if (!in[d].isStatic() || !out[d].isStatic())
+      return im.unsupported("resized axes must have static extents");
+    int64_t from = in[d].size(), to = out[d].size();
+    if (to > (int64_t(1) << 24))
+      return im.unsupported("output extent " + std::to_string(to) + " is out of range");
+    if (from == 0)
       return im.unsupported("cannot resize an empty axis");
-    y = resizeAxis(k, y, static_cast<unsigned>(d), rank, in[d], out[d], scales[d], m,
+    y = resizeAxis(k, y, static_cast<unsigned>(d), rank, from, to, scales[d], m,
                    roi.empty() ? 0 : roi[d], roi.empty() ? 1 : roi[rank + d]);
   }
   return k.finish(y);

@@ -184,9 +184,9 @@ case("shape_arithmetic",
                    ("r4", np.array(2, np.int64)), ("r1", np.array(1, np.int64)),
                    ("two", np.array(2, np.int64))])
 # The same over a symbolic batch, as PyTorch's attention exports it: Shape ->
-# Gather -> Mul by the head count -> Concat -> Reshape to [B * 2, T, E / 2]
-# (the derived symbol 2*B), a transposed matmul per head, and back; one plan
-# (N <= 8) run at N = 3.
+# Gather -> Mul by the head count -> Concat with [-1, 3] -> Reshape to
+# [B * 2, T, E / 2] (the derived symbol 2*B; -1 resolved at import), a
+# transposed matmul per head, and back; one plan (N <= 8) run at N = 3.
 xh = rand(3, 4, 6)
 heads = xh.reshape(6, 4, 3)
 attn = (heads @ heads.transpose(0, 2, 1)) @ heads
@@ -199,7 +199,7 @@ case("symbolic_shape_arithmetic",
       n("Reshape", ["o", "back"], ["y0"])],
      [("a", xh, ["N", 4, 6])], [attn.reshape(3, 4, 6)],
      initializers=[("zero", np.array(0, np.int64)), ("two", np.array(2, np.int64)),
-                   ("ax", np.array([0], np.int64)), ("rest", np.array([4, 3], np.int64))],
+                   ("ax", np.array([0], np.int64)), ("rest", np.array([-1, 3], np.int64))],
      dims=[("N", 8)], tolerance=(1e-4, 1e-5))
 # ConvTranspose against a direct scatter of every input element (random
 # weights, two groups, stride, dilation, pads, output_padding).
