@@ -13,6 +13,7 @@
 //   void _mlir_ciface_<CONV_SYMBOL>(UnrankedMemRef *x, *w, *y, int64_t flags,
 //       strideH, strideW, padTop, padLeft, dilationH, dilationW, groups)
 //   void RELEASE(void), CONV_RELEASE(void)   free the per-thread buffers
+//     and the packed weights
 //     (one release per entry point, as fuelc calls `<symbol>_release`)
 // computing C = op(A) * op(B) (+ C with kAccumulate) over the last two axes,
 // leading (batch) axes broadcast numpy-style; strides are arbitrary except
@@ -50,8 +51,9 @@ constexpr int64_t kKC = 512, kMC = 96, kNC = 2048;
 
 typedef float Vec __attribute__((vector_size(kWidth * 4), aligned(4)));
 
-// Flags (bits of the i64 argument).
-constexpr int64_t kTransposeA = 1, kTransposeB = 2, kAccumulate = 4;
+// Flags (bits of the i64 argument). kConstantB: B never changes (a weight),
+// so its packed panels are kept and reused by later calls.
+constexpr int64_t kTransposeA = 1, kTransposeB = 2, kAccumulate = 4, kConstantB = 8;
 
 struct UnrankedMemRef {
   int64_t rank;
@@ -125,6 +127,47 @@ void packB(const Matrix &b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
   }
 }
 
+int64_t paddedColumns(int64_t nc) { return (nc + kNR - 1) / kNR * kNR; }
+
+/// B packed once for every (jc, pc) block, in gemm's loop order: a weight
+/// read by many calls with few rows of A would otherwise be repacked (its
+/// whole K x N) on each. Listed for RELEASE, like the scratch buffers.
+struct PackedWeights {
+  Matrix b;
+  float *panels;
+  PackedWeights *next;
+};
+PackedWeights *allWeights; // Guarded by scratchLock.
+
+const float *packedWeights(const Matrix &b) {
+  pthread_mutex_lock(&scratchLock);
+  for (PackedWeights *w = allWeights; w; w = w->next)
+    if (w->b.data == b.data && w->b.rows == b.rows && w->b.cols == b.cols &&
+        w->b.rowStride == b.rowStride && w->b.colStride == b.colStride) {
+      pthread_mutex_unlock(&scratchLock);
+      return w->panels;
+    }
+  int64_t k = b.rows, n = b.cols, floats = 0;
+  for (int64_t jc = 0; jc < n; jc += kNC)
+    floats += paddedColumns(n - jc < kNC ? n - jc : kNC) * k;
+  auto *w = static_cast<PackedWeights *>(std::malloc(sizeof(PackedWeights)));
+  w->b = b;
+  w->panels = static_cast<float *>(std::aligned_alloc(64, ((floats * 4 + 63) / 64) * 64));
+  float *out = w->panels;
+  for (int64_t jc = 0; jc < n; jc += kNC) {
+    int64_t nc = n - jc < kNC ? n - jc : kNC;
+    for (int64_t pc = 0; pc < k; pc += kKC) {
+      int64_t kc = k - pc < kKC ? k - pc : kKC;
+      packB(b, pc, kc, jc, nc, out);
+      out += kc * paddedColumns(nc);
+    }
+  }
+  w->next = allWeights;
+  allWeights = w;
+  pthread_mutex_unlock(&scratchLock);
+  return w->panels;
+}
+
 /// C[0:MR, 0:NR] (+)= Apanel * Bpanel over kc; `ldc` is C's row stride.
 inline void microkernel(int64_t kc, const float *a, const float *b, float *c,
                         int64_t ldc, bool accumulate) {
@@ -155,9 +198,10 @@ inline void microkernel(int64_t kc, const float *a, const float *b, float *c,
   }
 }
 
-/// C = A * B (+ C) for one matrix; C rows are contiguous.
+/// C = A * B (+ C) for one matrix; C rows are contiguous. `prepacked`: B's
+/// panels from packedWeights, or null to pack them here.
 void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
-          bool accumulate) {
+          bool accumulate, const float *prepacked) {
   int64_t m = a.rows, n = b.cols, k = a.cols;
   if (m == 0 || n == 0)
     return;
@@ -175,7 +219,13 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
     for (int64_t pc = 0; pc < k; pc += kKC) {
       int64_t kc = k - pc < kKC ? k - pc : kKC;
       bool add = accumulate || pc > 0;
-      packB(b, pc, kc, jc, nc, packedB);
+      const float *blockB = packedB;
+      if (prepacked) {
+        blockB = prepacked;
+        prepacked += kc * paddedColumns(nc);
+      } else {
+        packB(b, pc, kc, jc, nc, packedB);
+      }
       for (int64_t ic = 0; ic < m; ic += kMC) {
         int64_t mc = m - ic < kMC ? m - ic : kMC;
         packA(a, ic, mc, pc, kc, packedA);
@@ -184,7 +234,7 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             int64_t rows = mc - ir < kMR ? mc - ir : kMR;
             float *tile = c + (ic + ir) * ldc + jc + jr;
-            const float *ap = packedA + ir * kc, *bp = packedB + jr * kc;
+            const float *ap = packedA + ir * kc, *bp = blockB + jr * kc;
             if (rows == kMR && cols == kNR) {
               microkernel(kc, ap, bp, tile, ldc, add);
               continue;
@@ -259,7 +309,7 @@ extern "C" void SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c,
   View va{a->descriptor, a->rank}, vb{b->descriptor, b->rank},
       vc{c->descriptor, c->rank};
   bool transA = flags & kTransposeA, transB = flags & kTransposeB;
-  bool accumulate = flags & kAccumulate;
+  bool accumulate = flags & kAccumulate, constantB = flags & kConstantB;
   bool rowA = va.rank >= 2, columnB = vb.rank < 2;
   int64_t batchA = va.rank - (rowA ? 2 : 1), batchB = vb.rank - (columnB ? 1 : 2);
   int64_t batchRank = vc.rank - rowA - !columnB;
@@ -275,8 +325,8 @@ extern "C" void SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c,
     for (int64_t i = 0; i < batchRank; ++i)
       ma.rows *= va.size(i);
     ma.rowStride = rowStrideA;
-    gemm(ma, matrixOf(vb, vb.data(), transB, true), vc.data(), rowStrideC,
-         accumulate);
+    Matrix mb = matrixOf(vb, vb.data(), transB, true);
+    gemm(ma, mb, vc.data(), rowStrideC, accumulate, constantB ? packedWeights(mb) : nullptr);
     return;
   }
   int64_t batches = 1;
@@ -296,8 +346,9 @@ extern "C" void SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c,
       if (ib >= 0 && vb.size(ib) != 1)
         pb += index * vb.stride(ib);
     }
-    gemm(matrixOf(va, pa, transA, false), matrixOf(vb, pb, transB, true), pc, ldc,
-         accumulate);
+    Matrix mb = matrixOf(vb, pb, transB, true);
+    gemm(matrixOf(va, pa, transA, false), mb, pc, ldc, accumulate,
+         constantB ? packedWeights(mb) : nullptr);
   }
 }
 
@@ -310,6 +361,12 @@ extern "C" void RELEASE() {
     std::free(s->b);
     std::free(s->columns);
     std::free(s);
+  }
+  while (allWeights) {
+    PackedWeights *w = allWeights;
+    allWeights = w->next;
+    std::free(w->panels);
+    std::free(w);
   }
   pthread_mutex_unlock(&scratchLock);
 }
@@ -371,7 +428,7 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
       Matrix a{vw.data() + g * Og * vw.stride(0), Og, K, vw.stride(0), 1};
       Matrix b{columns, K, P, P, 1};
       float *out = vy.data() + n * vy.stride(0) + g * Og * vy.stride(1);
-      gemm(a, b, out, vy.stride(1), flags & kAccumulate);
+      gemm(a, b, out, vy.stride(1), flags & kAccumulate, nullptr);
     }
 }
 

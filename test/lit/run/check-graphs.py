@@ -205,6 +205,15 @@ check("matmul_unit_batch_view", [("t", rand((1, 40, 24))), ("m", rand((24, 20)))
 check("reduce_reversed_view", [("x", rand((2, 3, 40)))],
       [node("r", "slice", ["x"], starts=[-1], ends=[-2**63], steps=[-1], axes=[0]),
        node("y", "reduce_max", ["r"], axes=[0], keepdims=True)], ["y"])
+# One constant weight read by three products (2-D, batched, and through a
+# transposed view): the library packs a weight once and reuses the panels
+# in the later calls.
+shared = rand((96, 96))
+check("matmul_shared_weight", [("x", rand((8, 96))), ("xb", rand((2, 5, 96)))],
+      [node("m1", "matmul", ["x", "w"]), node("r", "relu", ["m1"]),
+       node("m2", "matmul", ["r", "w"]), node("wt", "transpose", ["w"]),
+       node("m3", "matmul", ["xb", "wt"]), node("m4", "matmul", ["m2", "w"])],
+      ["m3", "m4"], constants=[("w", shared)], tolerance=(1e-4, 1e-4))
 # Several outputs sharing a subgraph (computed once), one output a view.
 check("shared_outputs", [("x", x), ("a", a)],
       [node("s", "add", ["x", "a"]), node("r", "relu", ["s"]), node("n", "neg", ["s"]),
