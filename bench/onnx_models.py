@@ -12,8 +12,12 @@ import os
 import subprocess
 import sys
 
-import numpy as np
-import torch
+# PyTorch's OpenMP workers otherwise spin after each run, taking the cores
+# from whatever is measured next in this process's children.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "pytorch"))
