@@ -31,7 +31,8 @@ bool leakyRelu(Importer &im) {
 
 /// alpha * (exp(x) - 1) where x <= 0, else x.
 ValueRef expLinear(Composer &k, ValueRef x, double alpha) {
-  ValueRef negative = k.op(OpKind::Mul, {k.c(alpha), k.op(OpKind::Sub, {k.op(OpKind::Exp, {x}), k.c(1)})});
+  ValueRef expm1 = k.op(OpKind::Sub, {k.op(OpKind::Exp, {x}), k.c(1)});
+  ValueRef negative = k.op(OpKind::Mul, {k.c(alpha), expm1});
   return k.op(OpKind::Where, {k.op(OpKind::Gt, {x, k.c(0)}), x, negative});
 }
 
@@ -54,7 +55,8 @@ bool celu(Importer &im) { // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
   if (!k.floatInput())
     return false;
   ValueRef scaled = k.op(OpKind::Div, {k.x, k.c(alpha)});
-  ValueRef e = k.op(OpKind::Mul, {k.c(alpha), k.op(OpKind::Sub, {k.op(OpKind::Exp, {scaled}), k.c(1)})});
+  ValueRef expm1 = k.op(OpKind::Sub, {k.op(OpKind::Exp, {scaled}), k.c(1)});
+  ValueRef e = k.op(OpKind::Mul, {k.c(alpha), expm1});
   return k.finish(k.op(OpKind::Add, {k.op(OpKind::Relu, {k.x}), k.op(OpKind::Min, {k.c(0), e})}));
 }
 
@@ -177,7 +179,8 @@ bool atanh(Importer &im) { // log((1 + x) / (1 - x)) / 2
   Composer k(im);
   if (!k.floatInput())
     return false;
-  ValueRef ratio = k.op(OpKind::Div, {k.op(OpKind::Add, {k.c(1), k.x}), k.op(OpKind::Sub, {k.c(1), k.x})});
+  ValueRef ratio = k.op(OpKind::Div, {k.op(OpKind::Add, {k.c(1), k.x}),
+                                      k.op(OpKind::Sub, {k.c(1), k.x})});
   return k.finish(k.op(OpKind::Mul, {k.c(0.5), k.op(OpKind::Log, {ratio})}));
 }
 

@@ -79,6 +79,12 @@ public:
   ValueRef cast(ValueRef v, DType to) {
     return op(OpKind::Cast, {v}, [&](Graph &g) { g.addDTypeAttr(AttrName::To, to); });
   }
+  /// Integer indices into `n` positions, negative ones counted from the end.
+  ValueRef wrapNegative(ValueRef index, int64_t n, DType dtype) {
+    ValueRef negative = op(OpKind::Lt, {index, c(0, dtype)});
+    ValueRef wrapped = op(OpKind::Add, {index, c(static_cast<double>(n), dtype)});
+    return op(OpKind::Where, {negative, wrapped, index});
+  }
   /// Binds `value` as the node's output `i`, once every step succeeded.
   bool finish(ValueRef value, size_t i = 0) {
     if (ok)

@@ -224,7 +224,8 @@ bool reshape(Importer &im) {
   for (size_t i = 0; i < target->size(); ++i)
     if ((*target)[i] == Dim::fixed(0) && i < in.size())
       (*target)[i] = in[i]; // 0 copies the input's extent.
-  auto inferred = std::find_if(target->begin(), target->end(), [](Dim d) { return d.isInferred(); });
+  auto inferred =
+      std::find_if(target->begin(), target->end(), [](Dim d) { return d.isInferred(); });
   if (inferred != target->end())
     if (std::optional<Dim> d = inferredExtent(im.graph.symbols(), in, *target))
       *inferred = *d;

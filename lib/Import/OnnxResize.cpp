@@ -86,7 +86,8 @@ Taps tapsAt(const ResizeMode &m, int64_t x, double scale, int64_t in, double roi
     if (i >= -pad && i < in + pad)
       candidates.push_back(i);
   std::sort(candidates.begin(), candidates.end(), [&](int64_t a, int64_t b) {
-    double da = std::abs(source - static_cast<double>(a)), db = std::abs(source - static_cast<double>(b));
+    double da = std::abs(source - static_cast<double>(a));
+    double db = std::abs(source - static_cast<double>(b));
     return da != db ? da < db : a < b;
   });
   candidates.resize(std::min<size_t>(candidates.size(), n));
@@ -151,8 +152,8 @@ ValueRef resizeAxis(Composer &k, ValueRef x, unsigned axis, size_t rank, int64_t
     }
   }
   if (anyOutside) { // tf_crop_and_resize: the extrapolation value outside.
-    ValueRef inside = k.op(OpKind::Ne, {perPosition([&](int64_t i) { return taps[i].outside ? 0 : 1; }),
-                                        k.c(0)});
+    ValueRef outside = perPosition([&](int64_t i) { return taps[i].outside ? 1 : 0; });
+    ValueRef inside = k.op(OpKind::Eq, {outside, k.c(0)});
     y = k.op(OpKind::Where, {inside, y, k.c(m.extrapolation)});
   }
   return y;

@@ -73,9 +73,7 @@ bool gatherElements(Importer &im) {
   x = k.op(OpKind::Unsqueeze, {x}, [&](Graph &g) {
     g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{static_cast<int64_t>(*axis)});
   });
-  ValueRef i = im.input(1);
-  ValueRef negative = k.op(OpKind::Lt, {i, k.c(0, indexType)});
-  i = k.op(OpKind::Where, {negative, k.op(OpKind::Add, {i, k.c(static_cast<double>(n), indexType)}), i});
+  ValueRef i = k.wrapNegative(im.input(1), n, indexType);
   ValueRef mask = k.op(OpKind::Eq, {k.op(OpKind::Unsqueeze, {i}, [&](Graph &g) {
                                       g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{-1});
                                     }),
@@ -165,12 +163,12 @@ bool oneHot(Importer &im) {
     return im.unsupported("axis " + std::to_string(im.attrInt("axis", -1)) + " is out of range");
   Composer k(im);
   ValueRef index = k.type == DType::I64 ? k.x : k.cast(k.x, DType::I64);
-  ValueRef negative = k.op(OpKind::Lt, {index, k.c(0, DType::I64)});
-  index = k.op(OpKind::Where, {negative, k.op(OpKind::Add, {index, k.c(static_cast<double>(classes), DType::I64)}), index});
+  index = k.wrapNegative(index, classes, DType::I64);
   index = k.op(OpKind::Unsqueeze, {index}, [&](Graph &g) {
     g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{static_cast<int64_t>(*axis)});
   });
-  ValueRef mask = k.op(OpKind::Eq, {index, k.constant(positions(classes, rank - *axis - 1, DType::I64))});
+  ValueRef classPositions = k.constant(positions(classes, rank - *axis - 1, DType::I64));
+  ValueRef mask = k.op(OpKind::Eq, {index, classPositions});
   auto value = [&](int64_t i) {
     return k.op(OpKind::Gather, {im.input(2), k.c(static_cast<double>(i), DType::I64)},
                 [](Graph &g) { g.addIntAttr(AttrName::Axis, 0); });
