@@ -37,6 +37,18 @@ save("opset", [n("Relu", ["x"], ["r"]), n("Pad", ["r"], ["y"], pads=[0, 0, 1, 1,
 save("opset18", [n("Relu", ["x"], ["y"])], opset=18)
 strings = helper.make_tensor("s", TensorProto.STRING, [1], [b"a"])
 save("dtype", [n("Relu", ["x"], ["y"])], inits=[strings])
+# What the ops built from IR ops refuse, each reported in one run.
+IDX = helper.make_tensor_value_info("idx", TensorProto.INT64, [3])
+save("composed", [n("Resize", ["x", "", "scales"], ["r"], mode="area"),
+                  n("GatherElements", ["x", "idx"], ["g"], axis=1),
+                  n("ConvTranspose", ["x", "wt"], ["c"]),
+                  n("OneHot", ["idx", "depth", "vals"], ["o"]),
+                  n("Add", ["r", "c"], ["y"])],
+     inputs=(X, IDX, helper.make_tensor_value_info("depth", TensorProto.FLOAT, [])),
+     inits=[numpy_helper.from_array(np.ones(4, np.float32), "scales"),
+            numpy_helper.from_array(np.ones(2, np.float32), "vals"),
+            numpy_helper.from_array(np.ones((2, 1, 3), np.float32), "wt")],
+     outputs=("y", "g", "o"))
 # Extents of a symbolic batch used as data, not as a shape.
 XB = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
 save("symbolic_data", [n("Shape", ["x"], ["s"]), n("Cast", ["s"], ["f"], to=TensorProto.FLOAT),
