@@ -13,6 +13,7 @@
 #include "OnnxOpSupport.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 using namespace fuel;
@@ -65,8 +66,14 @@ bool convTranspose(Importer &im) {
                           "have one entry per spatial axis");
   int64_t in[2] = {x[2].size(), x[3].size()};
   for (int a = 0; a < 2; ++a) {
-    if (strides[a] < 1 || dilations[a] < 1 || outputPadding[a] < 0)
-      return im.unsupported("strides and dilations must be positive, output_padding not negative");
+    // Bounds keep every extent below computed far from overflow.
+    constexpr int64_t kLimit = int64_t(1) << 20;
+    if (strides[a] < 1 || dilations[a] < 1 || outputPadding[a] < 0 || strides[a] > kLimit ||
+        dilations[a] > kLimit || outputPadding[a] > kLimit || kernel[a] > kLimit ||
+        in[a] > kLimit || std::abs(pads[a]) > kLimit || std::abs(pads[a + 2]) > kLimit ||
+        (!outputShape.empty() && (outputShape[a] < 0 || outputShape[a] > kLimit)))
+      return im.unsupported("strides and dilations must be in [1, 2^20], output_padding, "
+                            "pads, output_shape and extents within 2^20");
     int64_t reach = (kernel[a] - 1) * dilations[a] + 1;
     int64_t full = strides[a] * (in[a] - 1) + outputPadding[a] + reach;
     bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";

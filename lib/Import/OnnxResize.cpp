@@ -203,10 +203,14 @@ bool resize(Importer &im) {
     for (size_t d = 0; d < rank; ++d) {
       if (!(scales[d] > 0))
         return im.unsupported("the scales must be positive");
-      out.push_back(scales[d] == 1 || !in[d].isStatic()
-                        ? in[d]
-                        : Dim::fixed(static_cast<int64_t>(scales[d] *
-                                                          static_cast<double>(in[d].size()))));
+      if (scales[d] == 1 || !in[d].isStatic()) {
+        out.push_back(in[d]);
+        continue;
+      }
+      double extent = scales[d] * static_cast<double>(in[d].size());
+      if (!(extent <= double(int64_t(1) << 24)))
+        return im.unsupported("a scaled extent is out of range");
+      out.push_back(Dim::fixed(static_cast<int64_t>(extent)));
     }
   } else {
     return im.unsupported("either the scales or the sizes are required");

@@ -94,6 +94,8 @@ bool cumSum(Importer &im) {
   if (!axis || !shape[*axis].isStatic())
     return im.unsupported("the axis must exist and have a static extent");
   int64_t n = shape[*axis].size();
+  if (n > 4096) // The triangle is n x n.
+    return im.unsupported("CumSum over more than 4096 positions is not supported");
   bool exclusive = im.attrInt("exclusive", 0) != 0, reverse = im.attrInt("reverse", 0) != 0;
   Composer k(im);
   if (!isFloat(k.type) && k.type != DType::I32 && k.type != DType::I64)

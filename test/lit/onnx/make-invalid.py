@@ -43,12 +43,14 @@ save("composed", [n("Resize", ["x", "", "scales"], ["r"], mode="area"),
                   n("GatherElements", ["x", "idx"], ["g"], axis=1),
                   n("ConvTranspose", ["x", "wt"], ["c"]),
                   n("OneHot", ["idx", "depth", "vals"], ["o"]),
+                  n("Resize", ["x", "", "huge"], ["h"]),
                   n("Add", ["r", "c"], ["y"])],
      inputs=(X, IDX, helper.make_tensor_value_info("depth", TensorProto.FLOAT, [])),
      inits=[numpy_helper.from_array(np.ones(4, np.float32), "scales"),
             numpy_helper.from_array(np.ones(2, np.float32), "vals"),
-            numpy_helper.from_array(np.ones((2, 1, 3), np.float32), "wt")],
-     outputs=("y", "g", "o"))
+            numpy_helper.from_array(np.ones((2, 1, 3), np.float32), "wt"),
+            numpy_helper.from_array(np.array([1, 1, 1e30, 1], np.float32), "huge")],
+     outputs=("y", "g", "o", "h"))
 # Extents of a symbolic batch used as data, not as a shape.
 XB = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
 save("symbolic_data", [n("Shape", ["x"], ["s"]), n("Cast", ["s"], ["f"], to=TensorProto.FLOAT),
