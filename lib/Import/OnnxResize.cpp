@@ -208,7 +208,7 @@ bool resize(Importer &im) {
         continue;
       }
       double extent = scales[d] * static_cast<double>(in[d].size());
-      if (!(extent <= double(int64_t(1) << 24)))
+      if (!(extent <= double(int64_t(1) << 16)))
         return im.unsupported("a scaled extent is out of range");
       out.push_back(Dim::fixed(static_cast<int64_t>(extent)));
     }
@@ -233,7 +233,7 @@ bool resize(Importer &im) {
     if (!in[d].isStatic() || !out[d].isStatic())
       return im.unsupported("resized axes must have static extents");
     int64_t from = in[d].size(), to = out[d].size();
-    if (to > (int64_t(1) << 24))
+    if (to > (int64_t(1) << 16))
       return im.unsupported("output extent " + std::to_string(to) + " is out of range");
     if (from == 0)
       return im.unsupported("cannot resize an empty axis");

@@ -94,8 +94,8 @@ bool cumSum(Importer &im) {
   if (!axis || !shape[*axis].isStatic())
     return im.unsupported("the axis must exist and have a static extent");
   int64_t n = shape[*axis].size();
-  if (n > 4096) // The triangle is n x n.
-    return im.unsupported("CumSum over more than 4096 positions is not supported");
+  if (n > 1024) // The triangle is n x n.
+    return im.unsupported("CumSum over more than 1024 positions is not supported");
   bool exclusive = im.attrInt("exclusive", 0) != 0, reverse = im.attrInt("reverse", 0) != 0;
   Composer k(im);
   if (!isFloat(k.type) && k.type != DType::I32 && k.type != DType::I64)
@@ -131,8 +131,8 @@ bool tile(Importer &im) {
   Composer k(im);
   ValueRef y = k.x;
   for (size_t d = 0; d < r.size(); ++d) {
-    if (r[d] < 0 || r[d] > 4096)
-      return im.unsupported("a repeat count must be in [0, 4096]");
+    if (r[d] < 0 || r[d] > 64)
+      return im.unsupported("a repeat count must be in [0, 64]");
     if (r[d] == 1)
       continue;
     if (r[d] == 0) { // An empty axis: the first zero elements.
