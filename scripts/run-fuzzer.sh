@@ -28,6 +28,7 @@ if [ -x "$fuelc" ]; then
     name=$(basename "$g" .json)
     "$fuelc" plan "$g" --dim B=4 --dim T=4 -o "$work/seeds/$name.fplan" >/dev/null 2>&1 || true
     "$fuelc" plan "$g" --dim B=4 --dim T=4 --emit plan-json > "$work/seeds/$name.plan.json" 2>/dev/null || true
+    "$fuelc" inspect "$work/seeds/$name.fplan" --section program > "$work/seeds/$name.program.json" 2>/dev/null || true
   done
   # A SPIR-V kernel section (generated kernels and the library sgemm).
   "$fuelc" plan "$src/examples/mlp/mlp.json" --machine ci --dim B=4 --pin act=vulkan:0 \

@@ -3,6 +3,7 @@
 #include "GpuKernelEmitter.h"
 
 #include "fuel/IR/OpKind.h"
+#include "fuel/Support/Sha256.h"
 #include "fuel/Planner/Capsule.h"
 
 #include <algorithm>
@@ -421,10 +422,15 @@ LogicalResult fuel::emitGpuModule(const Graph &graph,
     GpuKernelEmitter emitter(graph, spec, target);
     GpuKernel kernel;
     std::string why;
+    size_t start = module.size();
     if (failed(emitter.emit(module, kernel, why))) {
       error = "node '" + std::string(graph.name(spec.nodes.back())) + "': " + why;
       return failure();
     }
+    // A library kernel alone generates no code: its capsule's revision stands.
+    if (module.size() > start)
+      kernel.revision =
+          "sha256:" + toHex(Sha256::of(std::string_view(module).substr(start)));
     described.push_back(std::move(kernel));
   }
   module += "}\n";

@@ -42,7 +42,7 @@ static LogicalResult generateX86(const Graph &graph, const ExecutionPlan &plan,
             "x86-64-v4)";
     return failure();
   }
-  if (failed(emitKernelModule(graph, x86, code.mlir, error)))
+  if (failed(emitKernelModule(graph, x86, code.mlir, code.revisions, error)))
     return failure();
   std::vector<std::string> archives;
   if (std::any_of(x86.begin(), x86.end(),
@@ -69,6 +69,7 @@ static LogicalResult generateSpirv(const Graph &graph, const ExecutionPlan &plan
                           out, error)))
     return failure();
   code.binaries["spirv"] = std::move(out.section);
+  code.revisions.insert(out.revisions.begin(), out.revisions.end());
   code.mlir += out.mlir;
   code.spirvModules = std::move(out.modules);
   return success();
@@ -86,6 +87,7 @@ static LogicalResult generatePtx(const Graph &graph, const ExecutionPlan &plan,
                         libraries.ptxDir, out, error)))
     return failure();
   code.binaries["ptx"] = std::move(out.section);
+  code.revisions.insert(out.revisions.begin(), out.revisions.end());
   code.mlir += out.mlir;
   code.ptx = std::move(out.ptx);
   code.ptxUnverified = !out.verified;

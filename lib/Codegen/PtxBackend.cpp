@@ -148,6 +148,8 @@ LogicalResult fuel::compilePtx(const Graph &graph,
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
     return failure();
+  for (const GpuKernel &k : described)
+    out.revisions[k.symbol] = k.revision;
   bool anyGenerated = false;
   for (const GpuKernel &k : described)
     for (const GpuDispatch &d : k.dispatches)

@@ -206,6 +206,8 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
     return failure();
+  for (const GpuKernel &k : described)
+    out.revisions[k.symbol] = k.revision;
 
   bool anyGenerated = false;
   for (const GpuKernel &k : described)

@@ -187,3 +187,10 @@ ValueRef fuel::bufferRoot(const Graph &graph, ValueRef value) {
     value = graph.operands(value.node)[0];
   return value;
 }
+
+std::string fuel::valueName(const Graph &graph, ValueRef value) {
+  std::string name(graph.name(value.node));
+  if (graph.numResults(value.node) != 1)
+    name += "#" + std::to_string(value.result);
+  return name;
+}

@@ -150,13 +150,6 @@ std::string fuel::formatShape(ShapeRef shape, const SymbolTable &symbols) {
   return out;
 }
 
-std::optional<unsigned> fuel::normalizeAxis(int64_t axis, size_t rank) {
-  int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r)
-    return std::nullopt;
-  return static_cast<unsigned>(axis < 0 ? axis + r : axis);
-}
-
 std::optional<Shape> fuel::broadcastShapes(ShapeRef a, ShapeRef b,
                                            size_t *badAxis) {
   size_t rank = std::max(a.size(), b.size());

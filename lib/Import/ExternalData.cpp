@@ -2,7 +2,7 @@
 
 #include "ExternalData.h"
 
-#include "fuel/Import/Npy.h"
+#include "fuel/Support/Npy.h"
 #include "fuel/Support/JsonReader.h"
 
 #include <cstring>

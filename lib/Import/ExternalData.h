@@ -10,7 +10,7 @@
 #define FUEL_LIB_IMPORT_EXTERNALDATA_H
 
 #include "fuel/IR/Constant.h"
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 
 #include <cstdint>
 #include <map>

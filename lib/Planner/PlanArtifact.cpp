@@ -8,6 +8,8 @@
 
 #include "fuel/Planner/Planner.h"
 
+#include "fuel/Planner/LowerProgram.h"
+
 #include "fuel/Artifact/Artifact.h"
 #include "fuel/Import/GraphJson.h"
 
@@ -30,7 +32,7 @@ static std::string metaSection(const Graph &graph,
   const ExecutionPlan &plan = routes.front().plan;
   nlohmann::ordered_json j;
   j["format"] = "fuel.artifact-meta";
-  j["version"] = 1;
+  j["version"] = artifact::kProgramVersion;
   j["compiler"] = std::string(compilerVersion);
   j["graph"] = std::string(graph.graphNameText());
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
@@ -62,12 +64,8 @@ static std::string metaSection(const Graph &graph,
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (DeviceRef d : routes[r].devices)
       devices.push_back(formatDevice(d));
-    nlohmann::ordered_json kernels = nlohmann::ordered_json::object();
-    for (const auto &[backend, binary] : routes[r].kernelBinaries)
-      kernels[backend] = routeSection("kernels." + backend, r);
-    routeList.push_back({{"section", routeSection("plan", r)},
+    routeList.push_back({{"section", routeSection("program", r)},
                          {"devices", std::move(devices)},
-                         {"kernels", std::move(kernels)},
                          {"cost", routes[r].plan.cost}});
   }
   j["routes"] = std::move(routeList);
@@ -87,8 +85,8 @@ std::string fuel::buildPlanArtifact(const Graph &graph,
       {"meta", metaSection(graph, routes, config, compilerVersion)},
       {"graph", printGraphJson(graph, &offsets)}};
   for (size_t r = 0; r < routes.size(); ++r) {
-    sections.push_back(
-        {routeSection("plan", r), printPlanJson(graph, routes[r].plan)});
+    sections.push_back({routeSection("program", r),
+                        artifact::printProgram(lowerProgram(graph, routes[r], r))});
     for (const auto &[backend, binary] : routes[r].kernelBinaries)
       sections.push_back({routeSection("kernels." + backend, r), binary});
   }

@@ -32,13 +32,6 @@ std::string fuel::formatBytes(double bytes) {
   return buf;
 }
 
-static std::string valueName(const Graph &graph, ValueRef v) {
-  std::string name(graph.name(v.node));
-  if (graph.numResults(v.node) != 1)
-    name += "#" + std::to_string(v.result);
-  return name;
-}
-
 static std::string pad(std::string s, size_t width) {
   if (s.size() < width)
     s.resize(width, ' ');

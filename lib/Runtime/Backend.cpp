@@ -5,17 +5,15 @@
 using namespace fuel;
 using namespace fuel::runtime;
 
-std::unique_ptr<Backend> runtime::createBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> runtime::createBackend(const artifact::Device &device,
                                                 unsigned threads,
                                                 std::string &why) {
-  switch (device.kind) {
-  case DeviceKind::CPU:
+  if (device.kind == "cpu")
     return createCpuBackend(device, threads, why);
-  case DeviceKind::Vulkan:
+  if (device.kind == "vulkan")
     return createVulkanBackend(device, why);
-  case DeviceKind::CUDA:
+  if (device.kind == "cuda")
     return createCudaBackend(device, why);
-  }
-  why = "unknown device kind";
+  why = "this runtime has no backend for devices of kind '" + device.kind + "'";
   return nullptr;
 }

@@ -16,11 +16,12 @@
 #ifndef FUEL_LIB_RUNTIME_BACKEND_H
 #define FUEL_LIB_RUNTIME_BACKEND_H
 
-#include "Program.h"
+#include "fuel/Artifact/Program.h"
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,10 +77,16 @@ public:
   /// Loads the kernel binary of this device for the kernels of `program`
   /// placed on it (device index `device`).
   virtual LogicalResult loadKernels(std::string_view binary,
-                                    const Program &program, unsigned device,
+                                    const artifact::Program &program, unsigned device,
                                     std::string &error) = 0;
   /// The entry point of `symbol`, or nullptr when the binary lacks it.
   virtual void *findKernel(const std::string &symbol) = 0;
+  /// What the binary says kernel `symbol` takes (artifact::kernelSignature),
+  /// or nullopt where its format does not say (GPU sections describe their
+  /// dispatches' arguments instead).
+  virtual std::optional<std::string> kernelSignature(const std::string &symbol) {
+    return std::nullopt;
+  }
   /// Prepares `call` for launches (runs on the runtime's binding thread,
   /// while earlier kernels execute).
   virtual void prepare(KernelCall &call) {}
@@ -105,13 +112,13 @@ public:
 /// The backend for `device`, or nullptr with the reason it is unavailable
 /// on this machine (no backend for the kind, a missing driver or device,
 /// missing CPU features).
-std::unique_ptr<Backend> createBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> createBackend(const artifact::Device &device,
                                        unsigned threads, std::string &why);
-std::unique_ptr<Backend> createCpuBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> createCpuBackend(const artifact::Device &device,
                                           unsigned threads, std::string &why);
-std::unique_ptr<Backend> createVulkanBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> createVulkanBackend(const artifact::Device &device,
                                              std::string &why);
-std::unique_ptr<Backend> createCudaBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> createCudaBackend(const artifact::Device &device,
                                            std::string &why);
 
 } // namespace fuel::runtime

@@ -52,7 +52,7 @@ public:
 
   char *arenaBase() override { return arena; }
 
-  LogicalResult loadKernels(std::string_view binary, const Program &,
+  LogicalResult loadKernels(std::string_view binary, const artifact::Program &,
                             unsigned, std::string &error) override {
     int fd = memfd_create("fuel-kernels", MFD_CLOEXEC);
     if (fd < 0) {
@@ -80,6 +80,11 @@ public:
 
   void *findKernel(const std::string &symbol) override {
     return dlsym(library, symbol.c_str());
+  }
+
+  std::optional<std::string> kernelSignature(const std::string &symbol) override {
+    auto *text = static_cast<const char *>(dlsym(library, (symbol + "_signature").c_str()));
+    return std::string(text ? text : "(none)");
   }
 
   void launch(KernelCall &call) override {
@@ -117,7 +122,7 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Backend> runtime::createCpuBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> runtime::createCpuBackend(const artifact::Device &device,
                                                    unsigned threads,
                                                    std::string &why) {
   std::vector<std::string> missing = missingCpuFeatures(device.cpuFeatures);

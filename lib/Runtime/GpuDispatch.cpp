@@ -46,7 +46,7 @@ LogicalResult runtime::readGpuKernels(const json &list, size_t modules,
 }
 
 LogicalResult runtime::checkGpuKernel(const GpuKernelInfo &kernel,
-                                      const KernelInfo &info, std::string &error) {
+                                      const artifact::Kernel &info, std::string &error) {
   for (const GpuDispatchInfo &d : kernel.dispatches)
     for (unsigned a : d.args)
       if (a >= info.args.size()) {
@@ -57,14 +57,14 @@ LogicalResult runtime::checkGpuKernel(const GpuKernelInfo &kernel,
   return success();
 }
 
-size_t runtime::parameterWords(const GpuDispatchInfo &d, const KernelInfo &info) {
+size_t runtime::parameterWords(const GpuDispatchInfo &d, const artifact::Kernel &info) {
   size_t words = d.constants.size();
   for (unsigned a : d.args)
-    words += 1 + 2 * info.args[a].rank;
+    words += 1 + 2 * info.args[a].tensor.sizes.size();
   return words;
 }
 
-void runtime::writeParameters(const GpuDispatchInfo &d, const KernelInfo &info,
+void runtime::writeParameters(const GpuDispatchInfo &d, const artifact::Kernel &info,
                               const KernelCall &call,
                               const std::vector<int64_t> &elementOffsets,
                               int32_t *words) {
@@ -72,16 +72,16 @@ void runtime::writeParameters(const GpuDispatchInfo &d, const KernelInfo &info,
   for (size_t i = 0; i < d.args.size(); ++i) {
     const std::vector<int64_t> &desc = call.descriptors[d.args[i]];
     *words++ = static_cast<int32_t>(elementOffsets[i]);
-    for (unsigned k = 0; k < 2 * info.args[d.args[i]].rank; ++k)
+    for (unsigned k = 0; k < 2 * info.args[d.args[i]].tensor.sizes.size(); ++k)
       *words++ = static_cast<int32_t>(desc[3 + k]);
   }
 }
 
-uint32_t runtime::workgroups(const GpuDispatchInfo &d, const KernelInfo &info,
+uint32_t runtime::workgroups(const GpuDispatchInfo &d, const artifact::Kernel &info,
                              const KernelCall &call, int64_t maxGroups) {
   const std::vector<int64_t> &grid = call.descriptors[d.gridArg];
   int64_t count = 1;
-  for (unsigned axis = 0; axis < info.args[d.gridArg].rank; ++axis)
+  for (unsigned axis = 0; axis < info.args[d.gridArg].tensor.sizes.size(); ++axis)
     if (std::find(d.skipAxes.begin(), d.skipAxes.end(), axis) == d.skipAxes.end())
       count *= grid[3 + axis];
   int64_t groups = (count + d.perGroup - 1) / d.perGroup;

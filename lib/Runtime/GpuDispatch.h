@@ -45,20 +45,20 @@ LogicalResult readGpuKernels(const nlohmann::json &list, size_t modules,
                              std::string &error);
 
 /// Checks the dispatches of program kernel `info` against its arguments.
-LogicalResult checkGpuKernel(const GpuKernelInfo &kernel, const KernelInfo &info,
+LogicalResult checkGpuKernel(const GpuKernelInfo &kernel, const artifact::Kernel &info,
                              std::string &error);
 
 /// The number of parameter words of `d` for kernel `info`.
-size_t parameterWords(const GpuDispatchInfo &d, const KernelInfo &info);
+size_t parameterWords(const GpuDispatchInfo &d, const artifact::Kernel &info);
 
 /// Writes `d`'s parameter words for `call`: its constants, then per bound
 /// argument `elementOffsets[i]`, sizes and strides.
-void writeParameters(const GpuDispatchInfo &d, const KernelInfo &info,
+void writeParameters(const GpuDispatchInfo &d, const artifact::Kernel &info,
                      const KernelCall &call,
                      const std::vector<int64_t> &elementOffsets, int32_t *words);
 
 /// The workgroups of `d` for `call`, at most `maxGroups`.
-uint32_t workgroups(const GpuDispatchInfo &d, const KernelInfo &info,
+uint32_t workgroups(const GpuDispatchInfo &d, const artifact::Kernel &info,
                     const KernelCall &call, int64_t maxGroups);
 
 } // namespace fuel::runtime

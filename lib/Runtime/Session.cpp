@@ -3,10 +3,9 @@
 #include "fuel/Runtime/Runtime.h"
 
 #include "Backend.h"
-#include "Program.h"
 
-#include "fuel/Import/GraphJson.h"
-#include "fuel/IR/ValueLayout.h"
+#include "fuel/Artifact/Artifact.h"
+#include "fuel/Artifact/Program.h"
 
 #include <atomic>
 #include <chrono>
@@ -30,21 +29,21 @@ struct Session::Impl {
   std::shared_ptr<const FileBuffer> artifact;
   std::string name;
   std::optional<ArtifactView> view;
-  std::optional<Graph> graph;
-  Program program;
+  artifact::Program program;
+  std::string_view weights;
   std::string report;
   unsigned threads = 1;
-  std::vector<std::unique_ptr<Backend>> backends; // By device; null if unused.
+  std::vector<std::unique_ptr<Backend>> backends; // By program device.
   std::vector<void *> entries;                    // By kernel.
-  // Where each buffer is: in its device's arena, except graph inputs on the
-  // CPU, which each run points at the caller's tensors.
+  // Where each buffer is: in its device's arena, except inputs on the CPU,
+  // which each run points at the caller's tensors.
   std::vector<char *> bufferBase;
   std::vector<bool> isInputBuffer;
-  // Constants read by kernels on devices whose memory the host cannot
-  // address: their device copies, by device and constant node.
-  std::vector<std::map<NodeId, char *>> deviceConstants;
+  // Where each device's kernels read each constant (by constant index):
+  // the weights section itself where the host's memory is the device's.
+  std::vector<std::vector<char *>> constantBase;
   // Kernel calls for the current symbol values, prepared by the binder
-  // thread for the planned values and rebuilt when a run binds others.
+  // thread for the planned bounds and rebuilt when a run binds others.
   std::vector<KernelCall> calls;
   std::vector<int64_t> symbolValues;
   std::vector<std::shared_future<void>> bound;
@@ -66,13 +65,13 @@ struct Session::Impl {
   }
 
   LogicalResult open(DiagnosticEngine &diag);
-  LogicalResult chooseRoute(const std::vector<Route> &routes,
-                            const std::vector<DeviceInfo> &devices,
-                            DiagnosticEngine &diag);
-  LogicalResult prepareDevices(const std::map<std::string, std::string> &sections,
-                               DiagnosticEngine &diag);
-  char *baseOf(const Binding &b, unsigned device = 0);
+  LogicalResult chooseRoute(const artifact::Meta &meta, DiagnosticEngine &diag);
+  LogicalResult prepareDevices(DiagnosticEngine &diag);
   LogicalResult importConstants(DiagnosticEngine &diag);
+  char *baseOf(const artifact::Tensor &t, unsigned device) const {
+    return t.storage == artifact::StorageKind::Buffer ? bufferBase[t.index]
+                                                      : constantBase[device][t.index];
+  }
   bool onHost(size_t buffer) const {
     return backends[program.buffers[buffer].device]->isHostMemory();
   }
@@ -80,62 +79,48 @@ struct Session::Impl {
   void startBinding();
   LogicalResult bindSymbols(const std::map<std::string, Tensor> &inputs,
                             DiagnosticEngine &diag);
+  LogicalResult checkExtents(const std::vector<int64_t> &values,
+                             DiagnosticEngine &diag) const;
   void execute();
-  void copy(const CopyInfo &c);
-  void readOutput(const Binding &b, Tensor &t);
+  void copy(const artifact::Copy &c);
+  void readOutput(const artifact::Io &out, Tensor &t);
 };
 
 LogicalResult Session::Impl::open(DiagnosticEngine &diag) {
   view = readArtifact(artifact, name, diag);
   if (!view)
     return failure();
-  auto section = [&](std::string_view s) -> std::optional<std::string_view> {
-    std::optional<std::string_view> text = view->section(s);
-    if (!text)
-      (void)error(diag, "artifact has no '" + std::string(s) +
-                            "' section (was it written by fuelc plan -o?)");
-    return text;
-  };
-  std::optional<std::string_view> meta = section("meta"),
-                                  graphText = section("graph");
-  if (!meta || !graphText || !section("weights"))
+  for (std::string_view s : {"meta", "weights"})
+    if (!view->section(s))
+      return error(diag, "artifact has no '" + std::string(s) +
+                             "' section (was it written by fuelc plan -o?)");
+  weights = *view->section("weights");
+  std::optional<artifact::Meta> meta =
+      artifact::readMeta(*view->section("meta"), name + ":meta", diag);
+  if (!meta)
     return failure();
-  std::vector<DeviceInfo> devices;
-  std::vector<Route> routes;
-  std::string why;
-  if (failed(readMeta(*meta, devices, routes, why)))
-    return error(diag, why);
-  GraphReadOptions options;
-  for (const ArtifactView::Section &s : view->sections())
-    if (s.name == "weights")
-      options.preloadedFiles["weights"] =
-          FileBuffer::slice(artifact, s.offset, s.size);
-  graph = parseGraphJson(*graphText, name + ":graph", options, diag);
-  if (!graph)
-    return failure();
-  return chooseRoute(routes, devices, diag);
+  return chooseRoute(*meta, diag);
 }
 
-LogicalResult Session::Impl::chooseRoute(const std::vector<Route> &routes,
-                                         const std::vector<DeviceInfo> &devices,
+LogicalResult Session::Impl::chooseRoute(const artifact::Meta &meta,
                                          DiagnosticEngine &diag) {
   std::string reasons;
-  for (size_t r = 0; r < routes.size(); ++r) {
-    const Route &route = routes[r];
+  for (size_t r = 0; r < meta.routes.size(); ++r) {
+    const artifact::Route &route = meta.routes[r];
     std::string line = "route " + std::to_string(r) + " (";
     for (size_t i = 0; i < route.devices.size(); ++i)
       line += (i ? ", " : "") + route.devices[i];
     line += ")";
-    std::vector<std::unique_ptr<Backend>> candidate(devices.size());
+    std::map<std::string, std::unique_ptr<Backend>> candidate;
     std::string missing;
     for (const std::string &id : route.devices) {
-      auto it = std::find_if(devices.begin(), devices.end(),
-                             [&](const DeviceInfo &d) { return d.id == id; });
+      auto it = std::find_if(meta.devices.begin(), meta.devices.end(),
+                             [&](const artifact::Device &d) { return d.id == id; });
       std::string why;
-      if (it == devices.end())
+      if (it == meta.devices.end())
         why = "not in the artifact's machine";
       else if (auto backend = createBackend(*it, threads, why))
-        candidate[it - devices.begin()] = std::move(backend);
+        candidate[id] = std::move(backend);
       if (!why.empty())
         missing += "\n    " + id + ": " + why;
     }
@@ -145,124 +130,118 @@ LogicalResult Session::Impl::chooseRoute(const std::vector<Route> &routes,
       continue;
     }
     report += line + ": chosen\n";
-    for (size_t d = 0; d < candidate.size(); ++d)
-      if (candidate[d] && !candidate[d]->describe().empty())
-        report += "  " + devices[d].id + ": " + candidate[d]->describe() + "\n";
-    backends = std::move(candidate);
-    std::optional<std::string_view> plan = view->section(route.planSection);
-    std::string why;
-    if (!plan)
+    for (const auto &[id, backend] : candidate)
+      if (!backend->describe().empty())
+        report += "  " + id + ": " + backend->describe() + "\n";
+    std::optional<std::string_view> text = view->section(route.section);
+    if (!text)
       return error(diag, "route " + std::to_string(r) + " names a missing section '" +
-                             route.planSection + "'");
-    if (failed(readProgram(*plan, *graph, devices, program, why)))
-      return error(diag, "section '" + route.planSection + "' is malformed: " + why);
-    return prepareDevices(route.kernelSections, diag);
+                             route.section + "'");
+    std::optional<artifact::Program> p = artifact::readProgram(
+        *text, name + ":" + route.section, meta, weights.size(), diag);
+    if (!p)
+      return failure();
+    program = std::move(*p);
+    for (const artifact::Device &d : program.devices) {
+      auto it = candidate.find(d.id);
+      if (it == candidate.end())
+        return error(diag, "section '" + route.section + "' uses device " + d.id +
+                               ", which is not in its route");
+      backends.push_back(std::move(it->second));
+    }
+    return prepareDevices(diag);
   }
   return error(diag, "no planned route can run here:" + reasons);
 }
 
-LogicalResult Session::Impl::prepareDevices(
-    const std::map<std::string, std::string> &sections, DiagnosticEngine &diag) {
-  static const char *const kBackendNames[] = {"x86", "ptx", "spirv"};
+LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
   for (unsigned d = 0; d < backends.size(); ++d) {
-    if (!backends[d])
-      continue;
-    const DeviceInfo &device = program.devices[d];
+    const artifact::Device &device = program.devices[d];
     std::string why;
-    if (failed(backends[d]->allocateArena(program.arenaBytes[d], why)))
+    if (failed(backends[d]->allocateArena(device.arenaBytes, why)))
       return error(diag, device.id + ": " + why);
-    bool hasKernels = std::any_of(program.kernels.begin(), program.kernels.end(),
-                                  [&](const KernelInfo &k) { return k.device == d; });
-    if (!hasKernels)
+    if (device.kernelSection.empty())
       continue;
-    const char *backendName = kBackendNames[static_cast<unsigned>(device.kind)];
-    auto it = sections.find(backendName);
-    std::optional<std::string_view> binary;
-    if (it != sections.end())
-      binary = view->section(it->second);
+    std::optional<std::string_view> binary = view->section(device.kernelSection);
     if (!binary)
-      return error(diag, device.id + ": the artifact carries no " +
-                             std::string(backendName) +
-                             " kernels for this route (fuelc had no code "
-                             "generator for this device)");
+      return error(diag, device.id + ": the artifact has no section '" +
+                             device.kernelSection + "' for its kernels");
     if (failed(backends[d]->loadKernels(*binary, program, d, why)))
       return error(diag, device.id + ": " + why);
   }
   // Fail fast: every kernel resolves on its device before anything runs.
-  for (const KernelInfo &k : program.kernels) {
-    Backend *backend = backends[k.device].get();
-    void *entry = backend ? backend->findKernel(k.symbol) : nullptr;
+  for (const artifact::Kernel &k : program.kernels) {
+    void *entry = backends[k.device]->findKernel(k.symbol);
     if (!entry)
-      return error(diag, "step '" + k.rootName + "': kernel '" + k.symbol +
+      return error(diag, "step '" + k.node + "': kernel '" + k.symbol +
                              "' (capsule " + k.capsule + ") is missing on " +
                              program.devices[k.device].id);
     entries.push_back(entry);
   }
-  for (const BufferInfo &b : program.buffers)
-    bufferBase.push_back(backends[b.device] ? backends[b.device]->arenaBase() + b.offset
-                                            : nullptr);
+  for (const artifact::Kernel &k : program.kernels) {
+    std::optional<std::string> takes = backends[k.device]->kernelSignature(k.symbol);
+    if (takes && *takes != artifact::kernelSignature(k))
+      return error(diag, "kernel '" + k.symbol + "' takes (" + *takes +
+                             ") but the program passes it (" +
+                             artifact::kernelSignature(k) + ")");
+  }
+  for (const artifact::Buffer &b : program.buffers)
+    bufferBase.push_back(backends[b.device]->arenaBase() + b.offset);
   if (failed(importConstants(diag)))
     return failure();
   isInputBuffer.assign(program.buffers.size(), false);
-  for (const Binding &b : program.inputs) {
-    if (!b.buffer)
-      return error(diag, "input is not bound to a buffer");
-    isInputBuffer[*b.buffer] = program.devices[program.buffers[*b.buffer].device].kind ==
-                               DeviceKind::CPU;
-  }
+  for (const artifact::Io &in : program.inputs)
+    isInputBuffer[in.tensor.index] =
+        program.devices[program.buffers[in.tensor.index].device].kind == "cpu";
   return success();
 }
 
 LogicalResult Session::Impl::importConstants(DiagnosticEngine &diag) {
-  deviceConstants.resize(backends.size());
+  std::vector<char *> host;
+  for (const artifact::Constant &c : program.constants)
+    host.push_back(const_cast<char *>(weights.data() + c.offset));
+  constantBase.assign(backends.size(), host);
   for (unsigned d = 0; d < backends.size(); ++d) {
-    if (!backends[d] || backends[d]->isHostMemory())
+    if (backends[d]->isHostMemory())
       continue;
-    std::vector<NodeId> nodes;
-    for (const KernelInfo &k : program.kernels)
-      for (const KernelArgInfo &arg : k.args)
-        if (k.device == d && !arg.binding.buffer)
-          nodes.push_back(bufferRoot(*graph, arg.binding.value).node);
-    std::sort(nodes.begin(), nodes.end());
-    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    std::vector<uint32_t> used;
+    for (const artifact::Kernel &k : program.kernels)
+      for (const artifact::KernelArg &arg : k.args)
+        if (k.device == d && arg.tensor.storage == artifact::StorageKind::Constant)
+          used.push_back(arg.tensor.index);
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
     std::vector<std::string_view> data;
-    for (NodeId n : nodes)
-      data.push_back(graph->constantData(n)->bytes());
+    for (uint32_t c : used)
+      data.push_back(weights.substr(program.constants[c].offset,
+                                    program.constants[c].size));
     std::vector<char *> addresses;
     std::string why;
     if (failed(backends[d]->importConstants(data, addresses, why)))
       return error(diag, program.devices[d].id + ": " + why);
-    for (size_t i = 0; i < nodes.size(); ++i)
-      deviceConstants[d][nodes[i]] = addresses[i];
+    for (size_t i = 0; i < used.size(); ++i)
+      constantBase[d][used[i]] = addresses[i];
   }
   return success();
 }
 
-char *Session::Impl::baseOf(const Binding &b, unsigned device) {
-  if (b.buffer)
-    return bufferBase[*b.buffer];
-  ValueRef root = bufferRoot(*graph, b.value);
-  if (device < deviceConstants.size())
-    if (auto it = deviceConstants[device].find(root.node); it != deviceConstants[device].end())
-      return it->second;
-  return const_cast<char *>(graph->constantData(root.node)->bytes().data());
-}
-
 KernelCall Session::Impl::buildCall(size_t k) {
-  const KernelInfo &info = program.kernels[k];
+  const artifact::Kernel &info = program.kernels[k];
   KernelCall call;
   call.kernel = k;
   call.entry = entries[k];
-  for (const KernelArgInfo &arg : info.args) {
-    Layout layout = valueLayout(*graph, arg.binding.value, symbolValues);
+  for (const artifact::KernelArg &arg : info.args) {
+    // Checked by checkExtents (or, at the bounds, by the reader) before.
+    Layout layout = *arg.tensor.layout(symbolValues);
     // The element offset goes into the aligned pointer: a contiguous memref
     // type has a static offset of 0 and ignores the descriptor's.
-    int64_t width = dtypeByteSize(graph->dtype(arg.binding.value));
-    int64_t base = reinterpret_cast<int64_t>(baseOf(arg.binding, info.device));
+    int64_t width = dtypeByteSize(arg.tensor.dtype);
+    int64_t base = reinterpret_cast<int64_t>(baseOf(arg.tensor, info.device));
     std::vector<int64_t> d{base, base + layout.offset * width, 0};
-    if (arg.binding.buffer && isInputBuffer[*arg.binding.buffer])
+    if (arg.tensor.storage == artifact::StorageKind::Buffer &&
+        isInputBuffer[arg.tensor.index])
       call.rebinds.push_back({static_cast<unsigned>(call.descriptors.size()),
-                              *arg.binding.buffer, layout.offset * width});
+                              arg.tensor.index, layout.offset * width});
     d.insert(d.end(), layout.sizes.begin(), layout.sizes.end());
     d.insert(d.end(), layout.strides.begin(), layout.strides.end());
     call.descriptors.push_back(std::move(d));
@@ -290,8 +269,9 @@ KernelCall Session::Impl::buildCall(size_t k) {
 }
 
 void Session::Impl::startBinding() {
-  // Planned symbol values: the runtime binds real ones at the first run.
-  symbolValues.assign(graph->symbols().size(), 1);
+  // Bound at the planned extents, which the reader checked; a run with
+  // other extents rebinds.
+  symbolValues = program.boundValues();
   calls.resize(program.kernels.size());
   std::vector<std::shared_ptr<std::promise<void>>> promises;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
@@ -306,107 +286,131 @@ void Session::Impl::startBinding() {
   });
 }
 
+static std::string formatExtents(const std::vector<artifact::Extent> &extents,
+                                 const artifact::Program &program) {
+  std::string out = "[";
+  for (size_t i = 0; i < extents.size(); ++i)
+    out += (i ? ", " : "") + (extents[i].isStatic()
+                                  ? std::to_string(extents[i].constant)
+                                  : program.symbols[extents[i].symbol].name);
+  return out + "]";
+}
+
+LogicalResult Session::Impl::checkExtents(const std::vector<int64_t> &values,
+                                          DiagnosticEngine &diag) const {
+  // Every tensor must lie in its storage at these extents: the memory plan
+  // sized buffers for the planned (upper-bound) extents.
+  auto check = [&](const artifact::Tensor &t, const std::string &what) {
+    std::optional<Layout> layout = t.layout(values);
+    uint64_t bytes = t.storage == artifact::StorageKind::Buffer
+                         ? program.buffers[t.index].size
+                         : program.constants[t.index].size;
+    if (layout && layout->fitsIn(static_cast<int64_t>(bytes / dtypeByteSize(t.dtype))))
+      return success();
+    return const_cast<Impl &>(*this).error(
+        diag, what + " does not fit its " + std::to_string(bytes) +
+                  "-byte storage at these input shapes (plan again with a larger --dim)");
+  };
+  for (const artifact::Kernel &k : program.kernels)
+    for (size_t a = 0; a < k.args.size(); ++a)
+      if (failed(check(k.args[a].tensor, "argument " + std::to_string(a) +
+                                             " of kernel '" + k.symbol + "'")))
+        return failure();
+  for (const artifact::Io &out : program.outputs)
+    if (failed(check(out.tensor, "output '" + out.name + "'")))
+      return failure();
+  return success();
+}
+
 LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &inputs,
                                          DiagnosticEngine &diag) {
-  std::vector<int64_t> values(graph->symbols().size(), -1);
-  for (const Binding &b : program.inputs) {
-    std::string inputName(graph->name(b.value.node));
-    auto it = inputs.find(inputName);
+  for (const auto &entry : inputs)
+    if (std::none_of(program.inputs.begin(), program.inputs.end(),
+                     [&](const artifact::Io &in) { return in.name == entry.first; })) {
+      std::string names;
+      for (const artifact::Io &in : program.inputs)
+        names += (names.empty() ? "" : ", ") + in.name;
+      return error(diag, "the plan has no input named '" + entry.first +
+                             "' (its inputs: " + names + ")");
+    }
+  std::vector<int64_t> values(program.symbols.size(), -1);
+  for (const artifact::Io &in : program.inputs) {
+    auto it = inputs.find(in.name);
     if (it == inputs.end())
-      return error(diag, "missing input '" + inputName + "'");
+      return error(diag, "missing input '" + in.name + "'");
     const Tensor &t = it->second;
-    DType declared = graph->dtype(b.value);
-    ShapeRef shape = graph->shape(b.value);
-    if (t.dtype != declared)
-      return error(diag, "input '" + inputName + "' must be " +
-                             std::string(dtypeName(declared)) + ", got " +
+    if (t.dtype != in.tensor.dtype)
+      return error(diag, "input '" + in.name + "' must be " +
+                             std::string(dtypeName(in.tensor.dtype)) + ", got " +
                              std::string(dtypeName(t.dtype)));
+    const std::vector<artifact::Extent> &shape = in.tensor.sizes;
     bool rankOk = t.shape.size() == shape.size();
     for (size_t d = 0; rankOk && d < shape.size(); ++d) {
       if (shape[d].isStatic()) {
-        rankOk = shape[d].size() == t.shape[d];
+        rankOk = shape[d].constant == t.shape[d];
         continue;
       }
-      int64_t &v = values[shape[d].symbolId()];
+      int64_t &v = values[shape[d].symbol];
       if (v >= 0 && v != t.shape[d])
-        return error(diag, "input '" + inputName + "' binds symbol '" +
-                               std::string(graph->symbols().name(shape[d].symbolId())) +
-                               "' to " + std::to_string(t.shape[d]) +
+        return error(diag, "input '" + in.name + "' binds symbol '" +
+                               program.symbols[shape[d].symbol].name + "' to " +
+                               std::to_string(t.shape[d]) +
                                ", another input bound it to " + std::to_string(v));
       v = t.shape[d];
     }
     if (!rankOk)
-      return error(diag, "input '" + inputName + "' must have shape " +
-                             formatShape(shape, graph->symbols()));
+      return error(diag, "input '" + in.name + "' must have shape " +
+                             formatExtents(shape, program));
   }
-  graph->symbols().evaluate(values); // Products of the bound symbols.
-  for (uint32_t s = 0; s < values.size(); ++s)
-    if (values[s] > program.symbolBounds[s]) {
-      std::string name(graph->symbols().name(s));
-      return error(diag, "the inputs bind " + name + "=" + std::to_string(values[s]) +
-                             ", but the plan's buffers hold " + name + " <= " +
-                             std::to_string(program.symbolBounds[s]) +
-                             " (plan again with --dim " + name + "=" +
-                             std::to_string(values[s]) + " or larger)");
-    }
-  for (const auto &entry : inputs) {
-    const std::string &given = entry.first;
-    if (std::none_of(program.inputs.begin(), program.inputs.end(),
-                     [&](const Binding &b) { return graph->name(b.value.node) == given; }))
-      return error(diag, "the plan has no input named '" + given + "'");
+  std::vector<int64_t> given = values;
+  for (size_t s = 0; s < values.size(); ++s) // Symbols no input binds.
+    if (values[s] < 0 && program.symbols[s].isFree())
+      values[s] = program.symbols[s].bound;
+  program.evaluateSymbols(values);
+  for (size_t s = 0; s < values.size(); ++s) {
+    const artifact::Symbol &sym = program.symbols[s];
+    if (given[s] >= 0 && given[s] != values[s])
+      return error(diag, "the inputs bind " + sym.name + "=" + std::to_string(given[s]) +
+                             ", but its factors give " + std::to_string(values[s]));
+    if (values[s] > sym.bound)
+      return error(diag, "the inputs bind " + sym.name + "=" + std::to_string(values[s]) +
+                             ", but the plan's buffers hold " + sym.name + " <= " +
+                             std::to_string(sym.bound) + " (plan again with --dim " +
+                             sym.name + "=" + std::to_string(values[s]) + " or larger)");
   }
-  for (const Binding &b : program.inputs) {
-    const Tensor &t = inputs.at(std::string(graph->name(b.value.node)));
+  for (const artifact::Io &in : program.inputs) {
+    const Tensor &t = inputs.at(in.name);
     int64_t count = 1;
     for (int64_t e : t.shape)
       count *= e;
+    uint64_t capacity = program.buffers[in.tensor.index].size;
     if (t.data.size() != static_cast<size_t>(count) * dtypeByteSize(t.dtype) ||
-        t.data.size() > program.buffers[*b.buffer].size)
-      return error(diag, "input '" + std::string(graph->name(b.value.node)) +
-                             "' holds " + std::to_string(t.data.size()) +
+        t.data.size() > capacity)
+      return error(diag, "input '" + in.name + "' holds " + std::to_string(t.data.size()) +
                              " bytes; its shape needs " +
                              std::to_string(count * dtypeByteSize(t.dtype)) +
-                             " and the plan's buffer holds " +
-                             std::to_string(program.buffers[*b.buffer].size));
+                             " and the plan's buffer holds " + std::to_string(capacity));
   }
   if (values == symbolValues)
     return success();
+  if (failed(checkExtents(values, diag)))
+    return failure();
   if (!allBound) {
     for (const std::shared_future<void> &f : bound)
       f.wait();
     allBound = true;
   }
-  // Every buffer must hold its value at these extents: the memory plan sized
-  // them for the planned (upper-bound) extents.
-  for (size_t k = 0; k < program.kernels.size(); ++k)
-    for (const KernelArgInfo &arg : program.kernels[k].args) {
-      if (!arg.binding.buffer)
-        continue;
-      std::vector<int64_t> sizes = concreteShape(graph->shape(arg.binding.value), values);
-      Layout layout = valueLayout(*graph, arg.binding.value, values);
-      int64_t span = 0;
-      for (size_t d = 0; d < sizes.size(); ++d)
-        span += sizes[d] ? (sizes[d] - 1) * std::abs(layout.strides[d]) : 0;
-      uint64_t bytes = static_cast<uint64_t>(layout.offset + span + 1) *
-                       dtypeByteSize(graph->dtype(arg.binding.value));
-      if (layout.numElements() != 0 &&
-          bytes > program.buffers[*arg.binding.buffer].size)
-        return error(diag, "value '" + std::string(graph->name(arg.binding.value.node)) +
-                               "' needs " + std::to_string(bytes) +
-                               " bytes at these input shapes, but the plan "
-                               "sized its buffer for " +
-                               std::to_string(program.buffers[*arg.binding.buffer].size) +
-                               " (plan again with a larger --dim)");
-    }
   symbolValues = std::move(values);
   for (size_t k = 0; k < calls.size(); ++k)
     calls[k] = buildCall(k);
   return success();
 }
 
-void Session::Impl::copy(const CopyInfo &c) {
-  size_t bytes = std::min(program.buffers[c.source].size, program.buffers[c.target].size);
-  Backend &from = *backends[c.from], &to = *backends[c.to];
+void Session::Impl::copy(const artifact::Copy &c) {
+  const artifact::Buffer &source = program.buffers[c.source],
+                         &target = program.buffers[c.target];
+  size_t bytes = std::min(source.size, target.size);
+  Backend &from = *backends[source.device], &to = *backends[target.device];
   if (!to.isHostMemory()) {
     from.wait(); // The source's writes are done before the host reads them.
     to.upload(bufferBase[c.target], bufferBase[c.source], bytes);
@@ -419,11 +423,12 @@ void Session::Impl::copy(const CopyInfo &c) {
 
 void Session::Impl::execute() {
   bool timing = profiling.load(std::memory_order_relaxed);
-  for (int64_t op : program.order) {
-    if (op < 0) {
-      copy(program.copies[~op]);
+  for (const artifact::Step &step : program.steps) {
+    if (step.kind == artifact::StepKind::Copy) {
+      copy(program.copies[step.index]);
       continue;
     }
+    size_t op = step.index;
     if (!allBound) // First run: overlap with the binder thread.
       bound[op].wait();
     KernelCall &call = calls[op];
@@ -432,7 +437,8 @@ void Session::Impl::execute() {
       call.descriptors[r.arg][0] = base;
       call.descriptors[r.arg][1] = base + r.offset;
     }
-    Backend &backend = *backends[program.kernels[op].device];
+    const artifact::Kernel &k = program.kernels[op];
+    Backend &backend = *backends[k.device];
     if (!timing) {
       backend.launch(call);
       continue;
@@ -441,31 +447,34 @@ void Session::Impl::execute() {
     backend.launch(call);
     backend.wait();
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    const KernelInfo &k = program.kernels[op];
     ProfileEntry &e = profile[k.label + "\t" + program.devices[k.device].id];
     e.seconds += elapsed.count();
     ++e.calls;
   }
   for (const std::unique_ptr<Backend> &b : backends)
-    if (b)
-      b->wait();
+    b->wait();
   allBound = true;
 }
 
-void Session::Impl::readOutput(const Binding &b, Tensor &t) {
-  t.dtype = graph->dtype(b.value);
-  t.shape = concreteShape(graph->shape(b.value), symbolValues);
-  Layout layout = valueLayout(*graph, b.value, symbolValues);
+void Session::Impl::readOutput(const artifact::Io &out, Tensor &t) {
+  const artifact::Tensor &tensor = out.tensor;
+  Layout layout = *tensor.layout(symbolValues);
+  t.dtype = tensor.dtype;
+  t.shape = layout.sizes;
   size_t width = dtypeByteSize(t.dtype);
   int64_t count = layout.numElements();
   t.data.resize(static_cast<size_t>(count) * width);
-  const char *base = baseOf(b);
+  const char *base = nullptr;
   std::vector<char> staged;
-  if (b.buffer && !onHost(*b.buffer)) { // Fetch the whole buffer first.
-    staged.resize(program.buffers[*b.buffer].size);
-    backends[program.buffers[*b.buffer].device]->download(staged.data(), base,
-                                                          staged.size());
+  if (tensor.storage == artifact::StorageKind::Constant) {
+    base = weights.data() + program.constants[tensor.index].offset;
+  } else if (!onHost(tensor.index)) { // Fetch the whole buffer first.
+    staged.resize(program.buffers[tensor.index].size);
+    backends[program.buffers[tensor.index].device]->download(
+        staged.data(), bufferBase[tensor.index], staged.size());
     base = staged.data();
+  } else {
+    base = bufferBase[tensor.index];
   }
   if (layout.isContiguous()) {
     std::memcpy(t.data.data(), base + layout.offset * width, t.data.size());
@@ -506,15 +515,15 @@ const std::string &Session::routeReport() const { return impl->report; }
 
 std::vector<std::string> Session::inputNames() const {
   std::vector<std::string> names;
-  for (const Binding &b : impl->program.inputs)
-    names.emplace_back(impl->graph->name(b.value.node));
+  for (const artifact::Io &in : impl->program.inputs)
+    names.push_back(in.name);
   return names;
 }
 
 std::vector<std::string> Session::outputNames() const {
   std::vector<std::string> names;
-  for (const Binding &b : impl->program.outputs)
-    names.emplace_back(impl->graph->name(b.value.node));
+  for (const artifact::Io &out : impl->program.outputs)
+    names.push_back(out.name);
   return names;
 }
 
@@ -522,21 +531,22 @@ LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
                            std::vector<Tensor> &outputs, DiagnosticEngine &diag) {
   if (failed(impl->bindSymbols(inputs, diag)))
     return failure();
-  for (const Binding &b : impl->program.inputs) {
-    const Tensor &t = inputs.at(std::string(impl->graph->name(b.value.node)));
-    if (impl->isInputBuffer[*b.buffer]) { // Read in place: the run never writes it.
-      impl->bufferBase[*b.buffer] = const_cast<char *>(t.data.data());
+  for (const artifact::Io &in : impl->program.inputs) {
+    const Tensor &t = inputs.at(in.name);
+    uint32_t b = in.tensor.index;
+    if (impl->isInputBuffer[b]) { // Read in place: the run never writes it.
+      impl->bufferBase[b] = const_cast<char *>(t.data.data());
       continue;
     }
-    if (impl->onHost(*b.buffer))
-      std::memcpy(impl->baseOf(b), t.data.data(), t.data.size());
+    if (impl->onHost(b))
+      std::memcpy(impl->bufferBase[b], t.data.data(), t.data.size());
     else
-      impl->backends[impl->program.buffers[*b.buffer].device]->upload(
-          impl->baseOf(b), t.data.data(), t.data.size());
+      impl->backends[impl->program.buffers[b].device]->upload(
+          impl->bufferBase[b], t.data.data(), t.data.size());
   }
   impl->execute();
   for (size_t d = 0; d < impl->backends.size(); ++d)
-    if (impl->backends[d] && !impl->backends[d]->error().empty())
+    if (!impl->backends[d]->error().empty())
       return impl->error(diag, impl->program.devices[d].id + ": " +
                                    impl->backends[d]->error());
   // Output tensors of a previous run are reused: fresh memory costs page

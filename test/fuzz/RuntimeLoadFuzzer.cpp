@@ -1,8 +1,8 @@
 //===- RuntimeLoadFuzzer.cpp - libFuzzer target for the runtime's load ---===//
 //
-// Arbitrary bytes as the `plan` section of an otherwise valid artifact (the
+// Arbitrary bytes as the `program` section of an otherwise valid artifact (the
 // MLP example planned by fuelc; its hashes recomputed), so the input reaches
-// the runtime's plan reader, route choice, kernel resolution and memory
+// the program reader and validator, route choice, kernel resolution and memory
 // checks: no crash, no sanitizer report; a refusal always says why.
 //
 //===----------------------------------------------------------------------===//
@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<ArtifactSection> sections = base;
   for (ArtifactSection &s : sections)
-    if (s.name == "plan")
+    if (s.name == "program")
       s.bytes.assign(reinterpret_cast<const char *>(data), size);
   DiagnosticEngine diag;
   runtime::RuntimeOptions options;

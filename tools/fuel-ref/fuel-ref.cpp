@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuel/Import/GraphJson.h"
-#include "fuel/Import/Npy.h"
+#include "fuel/Support/Npy.h"
 #include "fuel/Reference/Interpreter.h"
 
 #include <CLI/CLI.hpp>

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/Import/Npy.h"
+#include "fuel/Support/Npy.h"
 #include "fuel/Runtime/Runtime.h"
 
 #include <CLI/CLI.hpp>

@@ -4,7 +4,7 @@
 
 #include "fuel/IR/GraphStats.h"
 #include "fuel/Import/GraphJson.h"
-#include "fuel/Import/Npy.h"
+#include "fuel/Support/Npy.h"
 #include "fuel/Import/Onnx.h"
 
 #include <filesystem>
@@ -18,13 +18,6 @@ namespace {
 std::string typeText(const Graph &graph, ValueRef v) {
   return std::string(dtypeName(graph.dtype(v))) +
          formatShape(graph.shape(v), graph.symbols());
-}
-
-std::string valueName(const Graph &graph, ValueRef v) {
-  std::string name(graph.name(v.node));
-  if (graph.numResults(v.node) != 1)
-    name += "#" + std::to_string(v.result);
-  return name;
 }
 
 void printSummary(const Graph &graph, std::ostream &os) {

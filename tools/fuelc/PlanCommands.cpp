@@ -3,6 +3,7 @@
 #include "Driver.h"
 
 #include "fuel/Artifact/Artifact.h"
+#include "fuel/Artifact/Program.h"
 #include "fuel/Codegen/PlanCodegen.h"
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Planner/Planner.h"
@@ -199,7 +200,7 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
   for (size_t r = 0; r < routeDevices.size(); ++r) {
     ExecutionConfig routeConfig = config;
     routeConfig.allowedDevices = routeDevices[r];
-    PlannedRoute route{routeDevices[r], {}, {}};
+    PlannedRoute route{routeDevices[r], {}, {}, {}};
     if (failed(planGraph(file->graph, *machine, *registry, routeConfig, diag,
                          *file->locator, route.plan))) {
       if (!flags.routes.empty())
@@ -223,6 +224,7 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
       return finishWithErrors(diag, options);
     }
     routes[r].kernelBinaries = code[r].binaries;
+    routes[r].kernelRevisions = code[r].revisions;
     if (!flags.spirvDir.empty())
       if (int status = writeSpirvModules(flags.spirvDir, r, code[r].spirvModules))
         return status;
@@ -305,6 +307,46 @@ int driver::runExplain(const std::string &input, const PlanFlags &flags,
   return kSuccess;
 }
 
+/// Each route's program, validated as the runtime would, with every kernel's
+/// device, capsule and revision (the audit trail of which code runs).
+static bool printRoutes(const ArtifactView &artifact, const std::string &input,
+                        DiagnosticEngine &diag) {
+  std::optional<std::string_view> metaText = artifact.section("meta"),
+                                  weights = artifact.section("weights");
+  if (!metaText || !weights) {
+    SourceLocation loc;
+    loc.file = input;
+    diag.error(std::move(loc), "the artifact has no 'meta' or 'weights' section");
+    return false;
+  }
+  std::optional<artifact::Meta> meta =
+      artifact::readMeta(*metaText, input + ":meta", diag);
+  if (!meta)
+    return false;
+  for (size_t r = 0; r < meta->routes.size(); ++r) {
+    const artifact::Route &route = meta->routes[r];
+    std::optional<std::string_view> text = artifact.section(route.section);
+    if (!text) {
+      SourceLocation loc;
+      loc.file = input;
+      diag.error(std::move(loc), "route " + std::to_string(r) +
+                                     " names a missing section '" + route.section + "'");
+      return false;
+    }
+    std::optional<artifact::Program> program = artifact::readProgram(
+        *text, input + ":" + route.section, *meta, weights->size(), diag);
+    if (!program)
+      return false;
+    std::cout << "route " << r << " (" << route.section << "): "
+              << program->kernels.size() << " kernels, " << program->copies.size()
+              << " copies, " << program->buffers.size() << " buffers\n";
+    for (const artifact::Kernel &k : program->kernels)
+      std::cout << "  " << k.symbol << "  " << program->devices[k.device].id << "  "
+                << k.capsule << "  " << k.revision << "  " << k.label << '\n';
+  }
+  return true;
+}
+
 int driver::runInspect(const std::string &input, const std::string &section,
                        const DriverOptions &options) {
   DiagnosticEngine diag;
@@ -340,7 +382,8 @@ int driver::runInspect(const std::string &input, const std::string &section,
     std::cout << "  " << name << ' ' << s.size << " bytes  sha256 "
               << toHex(s.hash) << '\n';
   }
-  return kSuccess;
+  return printRoutes(*artifact, input, diag) ? kSuccess
+                                             : finishWithErrors(diag, options);
 }
 
 int driver::runTargets(const std::string &printName) {

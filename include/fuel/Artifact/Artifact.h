@@ -23,7 +23,7 @@
 namespace fuel {
 
 inline constexpr std::string_view kArtifactMagic = "FUELPLAN";
-inline constexpr uint32_t kArtifactVersion = 1;
+inline constexpr uint32_t kArtifactVersion = 2;
 /// Header and section-table entry sizes; section data is aligned to this.
 inline constexpr size_t kArtifactBlock = 64;
 /// Longest section name (the table stores 16 bytes, NUL-terminated).

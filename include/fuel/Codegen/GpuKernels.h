@@ -47,6 +47,8 @@ struct GpuDispatch {
 
 struct GpuKernel {
   std::string symbol;
+  /// "sha256:<hex>" of the kernel's generated code (its provenance).
+  std::string revision;
   std::vector<GpuDispatch> dispatches;
 };
 

@@ -38,6 +38,8 @@ struct RouteCode {
   std::map<std::string, std::string> spirvModules;
   std::string ptx;
   bool ptxUnverified = false;
+  /// Each kernel's revision by symbol: "sha256:<hex>" of its generated code.
+  std::map<std::string, std::string> revisions;
 };
 
 LogicalResult generateRouteCode(const Graph &graph, const ExecutionPlan &plan,

@@ -17,6 +17,7 @@
 #include "fuel/Transforms/KernelSpec.h"
 #include "fuel/Support/LogicalResult.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ namespace fuel {
 struct PtxOutput {
   /// The `kernels.ptx` artifact section (docs/artifact-format.md).
   std::string section;
+  /// Each kernel's revision by symbol (GpuKernel::revision).
+  std::map<std::string, std::string> revisions;
   /// The gpu.module as emitted (for --emit=mlir) and the generated PTX.
   std::string mlir, ptx;
   /// Whether ptxas assembled the PTX (false: no ptxas on this machine).

@@ -25,6 +25,8 @@ namespace fuel {
 struct SpirvOutput {
   /// The `kernels.spirv` artifact section (docs/artifact-format.md).
   std::string section;
+  /// Each kernel's revision by symbol (GpuKernel::revision).
+  std::map<std::string, std::string> revisions;
   /// The gpu.module as emitted (for --emit=mlir).
   std::string mlir;
   /// Each SPIR-V binary by file name (`generated.spv`, `<library>.spv`),

@@ -17,6 +17,7 @@
 #include "fuel/Support/LogicalResult.h"
 
 #include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +30,13 @@ struct X86Target {
   std::string cpu;
 };
 
-/// The MLIR module of `kernels` (what `fuelc plan --emit=mlir` prints).
+/// The MLIR module of `kernels` (what `fuelc plan --emit=mlir` prints), and
+/// each kernel's revision by symbol: "sha256:<hex>" of its generated code.
 LogicalResult emitKernelModule(const Graph &graph,
                                const std::vector<KernelSpec> &kernels,
-                               std::string &module, std::string &error);
+                               std::string &module,
+                               std::map<std::string, std::string> &revisions,
+                               std::string &error);
 
 struct X86Output {
   /// ELF shared object with one exported entry point per kernel.

@@ -17,7 +17,7 @@
 
 #include "fuel/IR/Attribute.h"
 #include "fuel/IR/Constant.h"
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 #include "fuel/IR/Device.h"
 #include "fuel/IR/OpKind.h"
 #include "fuel/IR/Shape.h"
@@ -204,6 +204,9 @@ private:
 /// The value whose buffer `value` lives in: views are followed to their
 /// source (a view is metadata over that buffer).
 ValueRef bufferRoot(const Graph &graph, ValueRef value);
+
+/// The node's name, with `#result` for nodes of several results.
+std::string valueName(const Graph &graph, ValueRef value);
 
 } // namespace fuel
 

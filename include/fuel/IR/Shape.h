@@ -12,6 +12,8 @@
 #ifndef FUEL_IR_SHAPE_H
 #define FUEL_IR_SHAPE_H
 
+#include "fuel/Support/Layout.h" // normalizeAxis
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -96,10 +98,6 @@ bool isFullyStatic(ShapeRef shape);
 
 /// Renders `[B, 64]` using the table's symbol names.
 std::string formatShape(ShapeRef shape, const SymbolTable &symbols);
-
-/// Normalizes a possibly negative axis into [0, rank); nullopt when out of
-/// range.
-std::optional<unsigned> normalizeAxis(int64_t axis, size_t rank);
 
 /// numpy broadcasting of two shapes; nullopt (and the offending result axis in
 /// `badAxis`) when they are incompatible.

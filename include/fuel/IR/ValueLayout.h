@@ -11,7 +11,7 @@
 #define FUEL_IR_VALUELAYOUT_H
 
 #include "fuel/IR/Graph.h"
-#include "fuel/IR/Layout.h"
+#include "fuel/Support/Layout.h"
 
 namespace fuel {
 

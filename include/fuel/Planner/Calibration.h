@@ -11,7 +11,7 @@
 #define FUEL_PLANNER_CALIBRATION_H
 
 #include "fuel/IR/Device.h"
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 #include "fuel/IR/OpKind.h"
 #include "fuel/Support/Diagnostics.h"
 

@@ -9,7 +9,7 @@
 #ifndef FUEL_PLANNER_MACHINE_H
 #define FUEL_PLANNER_MACHINE_H
 
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 #include "fuel/IR/Device.h"
 #include "fuel/Planner/Calibration.h"
 #include "fuel/Support/Diagnostics.h"

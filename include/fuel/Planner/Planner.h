@@ -121,13 +121,15 @@ struct PlannedRoute {
   ExecutionPlan plan;
   /// The route's kernel binaries by backend (`x86`), from code generation.
   std::map<std::string, std::string> kernelBinaries;
+  /// The revision of each generated kernel (by symbol): a hash of its code.
+  std::map<std::string, std::string> kernelRevisions;
 };
 
 /// The .fplan artifact: `meta` (compiler, machine, policy, routes), `graph`
-/// (the graph, constants referring to `weights`), one plan section per
-/// route (`plan`, `plan.1`, ...; printPlanJson) with its kernel binaries
-/// (`kernels.x86`, `kernels.x86.1`, ...) and `weights`
-/// (docs/artifact-format.md).
+/// (debug information: the graph, constants referring to `weights`), one
+/// lowered program per route (`program`, `program.1`, ...; LowerProgram.h)
+/// with its kernel binaries (`kernels.x86`, `kernels.x86.1`, ...) and
+/// `weights` (docs/artifact-format.md).
 std::string buildPlanArtifact(const Graph &graph,
                               const std::vector<PlannedRoute> &routes,
                               const ExecutionConfig &config,

@@ -23,7 +23,7 @@
 #ifndef FUEL_RUNTIME_RUNTIME_H
 #define FUEL_RUNTIME_RUNTIME_H
 
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 #include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/FileBuffer.h"
 #include "fuel/Support/LogicalResult.h"

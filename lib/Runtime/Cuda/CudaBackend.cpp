@@ -81,7 +81,7 @@ struct PreparedLaunch {
 class CudaBackend final : public Backend {
 public:
   ~CudaBackend() override;
-  LogicalResult open(const DeviceInfo &info, std::string &why);
+  LogicalResult open(const artifact::Device &info, std::string &why);
 
   LogicalResult allocateArena(uint64_t bytes, std::string &error) override;
   char *arenaBase() override { return reinterpret_cast<char *>(arena); }
@@ -89,7 +89,7 @@ public:
   LogicalResult importConstants(const std::vector<std::string_view> &data,
                                 std::vector<char *> &addresses,
                                 std::string &error) override;
-  LogicalResult loadKernels(std::string_view binary, const Program &program,
+  LogicalResult loadKernels(std::string_view binary, const artifact::Program &program,
                             unsigned device, std::string &error) override;
   void *findKernel(const std::string &symbol) override;
   void prepare(KernelCall &call) override;
@@ -119,7 +119,7 @@ private:
   std::vector<GpuKernelInfo> kernels;
   std::map<std::string, const GpuKernelInfo *> bySymbol;
   std::vector<std::vector<PreparedLaunch>> prepared;
-  std::vector<const KernelInfo *> kernelInfo;
+  std::vector<const artifact::Kernel *> kernelInfo;
   std::mutex errorMutex;
   std::string asyncError;
 };
@@ -158,7 +158,7 @@ std::string CudaBackend::error() {
   return asyncError;
 }
 
-LogicalResult CudaBackend::open(const DeviceInfo &info, std::string &why) {
+LogicalResult CudaBackend::open(const artifact::Device &info, std::string &why) {
   cu = CudaDriver::open(why);
   if (!cu)
     return failure();
@@ -222,7 +222,7 @@ LogicalResult CudaBackend::importConstants(const std::vector<std::string_view> &
 }
 
 LogicalResult CudaBackend::loadKernels(std::string_view binary,
-                                       const Program &program, unsigned deviceIndex,
+                                       const artifact::Program &program, unsigned deviceIndex,
                                        std::string &message) {
   std::string target;
   std::vector<std::pair<std::string, std::string>> ptx; // Name, text.
@@ -267,7 +267,7 @@ LogicalResult CudaBackend::loadKernels(std::string_view binary,
   kernelInfo.assign(program.kernels.size(), nullptr);
   size_t paramsBytes = 0;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
-    const KernelInfo &info = program.kernels[k];
+    const artifact::Kernel &info = program.kernels[k];
     auto it = bySymbol.find(info.symbol);
     if (info.device != deviceIndex || it == bySymbol.end())
       continue;
@@ -303,7 +303,7 @@ void *CudaBackend::findKernel(const std::string &symbol) {
 }
 
 void CudaBackend::prepare(KernelCall &call) {
-  const KernelInfo &info = *kernelInfo[call.kernel];
+  const artifact::Kernel &info = *kernelInfo[call.kernel];
   for (PreparedLaunch &p : prepared[call.kernel]) {
     const GpuDispatchInfo &d = *p.dispatch;
     // Arguments are bound at their first element: no element offsets.
@@ -319,7 +319,7 @@ void CudaBackend::prepare(KernelCall &call) {
     };
     for (unsigned a : d.args) {
       const std::vector<int64_t> &desc = call.descriptors[a];
-      unsigned rank = info.args[a].rank;
+      unsigned rank = info.args[a].tensor.sizes.size();
       uint64_t span = 1; // Elements from the first to one past the last.
       for (unsigned i = 0; i < rank; ++i)
         span += desc[3 + i] ? (desc[3 + i] - 1) * std::abs(desc[3 + rank + i]) : 0;
@@ -408,7 +408,7 @@ void CudaBackend::wait() {
   stagingUsed = 0;
 }
 
-std::unique_ptr<Backend> runtime::createCudaBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> runtime::createCudaBackend(const artifact::Device &device,
                                                     std::string &why) {
   auto backend = std::make_unique<CudaBackend>();
   if (failed(backend->open(device, why)))

@@ -80,7 +80,7 @@ printValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT,
 class VulkanBackend final : public Backend {
 public:
   ~VulkanBackend() override;
-  LogicalResult open(const DeviceInfo &info, std::string &why);
+  LogicalResult open(const artifact::Device &info, std::string &why);
 
   LogicalResult allocateArena(uint64_t bytes, std::string &error) override;
   char *arenaBase() override { return base; }
@@ -88,7 +88,7 @@ public:
   LogicalResult importConstants(const std::vector<std::string_view> &data,
                                 std::vector<char *> &addresses,
                                 std::string &error) override;
-  LogicalResult loadKernels(std::string_view binary, const Program &program,
+  LogicalResult loadKernels(std::string_view binary, const artifact::Program &program,
                             unsigned device, std::string &error) override;
   void *findKernel(const std::string &symbol) override;
   void prepare(KernelCall &call) override;
@@ -146,7 +146,7 @@ private:
   /// By program kernel: its dispatches, with descriptor sets and parameter
   /// slots allocated at load.
   std::vector<std::vector<PreparedDispatch>> prepared;
-  std::vector<const KernelInfo *> kernelInfo;
+  std::vector<const artifact::Kernel *> kernelInfo;
 
   VkCommandPool commandPool = VK_NULL_HANDLE;
   std::vector<Batch> batches;
@@ -226,7 +226,7 @@ static std::string firstWord(std::string_view name) {
   return out;
 }
 
-LogicalResult VulkanBackend::open(const DeviceInfo &info, std::string &why) {
+LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why) {
   vk = VulkanApi::open(why);
   if (!vk)
     return failure();
@@ -493,7 +493,7 @@ const char *VulkanBackend::missingFeature(uint32_t cap) const {
 }
 
 LogicalResult VulkanBackend::loadKernels(std::string_view binary,
-                                         const Program &program,
+                                         const artifact::Program &program,
                                          unsigned deviceIndex,
                                          std::string &error) {
   if (failed(readSpirvSection(binary, section, error))) {
@@ -526,7 +526,7 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
   prepared.assign(program.kernels.size(), {});
   kernelInfo.assign(program.kernels.size(), nullptr);
   for (size_t k = 0; k < program.kernels.size(); ++k) {
-    const KernelInfo &info = program.kernels[k];
+    const artifact::Kernel &info = program.kernels[k];
     auto it = kernelsBySymbol.find(info.symbol);
     if (info.device != deviceIndex || it == kernelsBySymbol.end())
       continue;
@@ -534,11 +534,11 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
     if (failed(checkGpuKernel(*it->second, info, error)))
       return failure();
     // A storage buffer binding reaches at most maxStorageBufferRange bytes.
-    for (const KernelArgInfo &arg : info.args)
-      if (arg.binding.buffer &&
-          program.buffers[*arg.binding.buffer].size > properties.limits.maxStorageBufferRange) {
+    for (const artifact::KernelArg &arg : info.args)
+      if (arg.tensor.storage == artifact::StorageKind::Buffer &&
+          program.buffers[arg.tensor.index].size > properties.limits.maxStorageBufferRange) {
         error = "kernel '" + info.symbol + "' reads a " +
-                std::to_string(program.buffers[*arg.binding.buffer].size) + "-byte buffer; " +
+                std::to_string(program.buffers[arg.tensor.index].size) + "-byte buffer; " +
                 properties.deviceName + " binds at most " +
                 std::to_string(properties.limits.maxStorageBufferRange) + " bytes";
         return failure();
@@ -632,7 +632,7 @@ VkPipeline VulkanBackend::pipelineFor(const GpuDispatchInfo &d, VkPipelineLayout
 }
 
 void VulkanBackend::prepare(KernelCall &call) {
-  const KernelInfo &info = *kernelInfo[call.kernel];
+  const artifact::Kernel &info = *kernelInfo[call.kernel];
   for (PreparedDispatch &p : prepared[call.kernel]) {
     const GpuDispatchInfo &d = *p.dispatch;
     p.pipeline = pipelineFor(d, p.layout);
@@ -653,7 +653,7 @@ void VulkanBackend::prepare(KernelCall &call) {
       // reversed slice); the rest is the element offset.
       const std::vector<int64_t> &desc = call.descriptors[a];
       int64_t below = 0;
-      for (unsigned k = 0, rank = info.args[a].rank; k < rank; ++k)
+      for (unsigned k = 0, rank = info.args[a].tensor.sizes.size(); k < rank; ++k)
         if (desc[3 + rank + k] < 0 && desc[3 + k] > 0)
           below -= desc[3 + rank + k] * (desc[3 + k] - 1);
       uint64_t lowest = offset - std::min<uint64_t>(offset, below * call.elementBytes[a]);
@@ -830,7 +830,7 @@ void VulkanBackend::download(char *to, const char *from, size_t bytes) {
     std::memcpy(to, staged, bytes);
 }
 
-std::unique_ptr<Backend> runtime::createVulkanBackend(const DeviceInfo &device,
+std::unique_ptr<Backend> runtime::createVulkanBackend(const artifact::Device &device,
                                                       std::string &why) {
   auto backend = std::make_unique<VulkanBackend>();
   if (failed(backend->open(device, why)))

@@ -1,7 +1,7 @@
 //===- ShapeTest.cpp - Dims, broadcasting, element counts -----------------===//
 
 #include "fuel/IR/Device.h"
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 #include "fuel/IR/Shape.h"
 
 #include <catch2/catch.hpp>

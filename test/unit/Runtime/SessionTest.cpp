@@ -15,7 +15,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
+#include <functional>
 #include <random>
 
 using namespace fuel;
@@ -41,7 +44,7 @@ std::string buildArtifact(const char *text) {
   REQUIRE(g);
   std::optional<Machine> host = loadMachine("host", diag);
   REQUIRE(host);
-  PlannedRoute route{{host->devices[0].ref}, {}, {}};
+  PlannedRoute route{{host->devices[0].ref}, {}, {}, {}};
   ExecutionConfig config;
   CapsuleRegistry registry = CapsuleRegistry::builtin(); // The plan points into it.
   REQUIRE(succeeded(planGraph(*g, *host, registry, config, diag, *locator, route.plan)));
@@ -132,11 +135,10 @@ TEST_CASE("inconsistent sections are load errors", "[runtime]") {
     std::string section, bytes, message;
   };
   const Case cases[] = {
-      {"plan", "{}", "section 'plan' is malformed: "},
-      {"plan", "not json", "section 'plan' is malformed: "},
-      {"meta", "[1, 2]", "section 'meta' is malformed: "},
+      {"program", "{}", "not fuel.program version 2"},
+      {"program", "not json", "not valid JSON"},
+      {"meta", "[1, 2]", "not fuel.artifact-meta version 2"},
       {"kernels.x86", "\x7f" "ELF but not really", "cpu:0: the x86 kernel binary does not load: "},
-      {"graph", "{\"format\": \"fuel.graph\"}", ""},
   };
   for (const Case &c : cases) {
     std::vector<ArtifactSection> sections = good;
@@ -146,4 +148,68 @@ TEST_CASE("inconsistent sections are load errors", "[runtime]") {
     REQUIRE_FALSE(errors.empty());
     CHECK(errors[0].rfind(c.message, 0) == 0);
   }
+}
+
+TEST_CASE("the runtime never reads the graph section", "[runtime]") {
+  std::vector<ArtifactSection> sections = sectionsOf(buildArtifact(kGraph));
+  replaceSection(sections, "graph", "not a graph");
+  CHECK(loadErrors(writeArtifact(sections)).empty());
+}
+
+namespace {
+/// The first load error of the artifact of kGraph after `edit` changed its
+/// program (hashes recomputed, so only the program's validation stands
+/// between the edit and the kernels).
+std::string errorAfterEdit(const std::function<void(nlohmann::json &)> &edit) {
+  std::vector<ArtifactSection> sections = sectionsOf(buildArtifact(kGraph));
+  for (ArtifactSection &s : sections)
+    if (s.name == "program") {
+      nlohmann::json program = nlohmann::json::parse(s.bytes);
+      edit(program);
+      s.bytes = program.dump();
+    }
+  std::vector<std::string> errors = loadErrors(writeArtifact(sections));
+  return errors.empty() ? "" : errors[0];
+}
+} // namespace
+
+TEST_CASE("a program edited behind valid hashes is refused", "[runtime]") {
+  using nlohmann::json;
+  // The linear kernel reads x and w and writes l: dropping w would make it
+  // read past its argument vector.
+  CHECK(errorAfterEdit([](json &p) {
+          json &args = p["kernels"][0]["args"];
+          args.erase(args.begin() + 1);
+        }) == "kernel 'fuel_k0' takes (f32:2,f32:2,f32:2) but the program passes it "
+              "(f32:2,f32:2)");
+  // Launching the softmax in place of the linear kernel reads l unwritten.
+  CHECK(errorAfterEdit([](json &p) { p["steps"][0]["launch"] = 1; }) ==
+        "reads buffer 1 before any step writes it");
+  CHECK(errorAfterEdit([](json &p) { p["steps"][1]["launch"] = 0; }) ==
+        "kernel 0 runs twice");
+  CHECK(errorAfterEdit([](json &p) {
+          std::swap(p["steps"][0], p["steps"][1]);
+          p["steps"][0]["deps"] = json::array();
+          p["steps"][1]["deps"] = json::array();
+        }).find(" before any step writes it") != std::string::npos);
+  CHECK(errorAfterEdit([](json &p) { p["steps"][1]["deps"] = json::array(); })
+            .find("but does not depend on step 0, which writes it") != std::string::npos);
+  CHECK(errorAfterEdit([](json &p) { p["buffers"][0]["offset"] = 1 << 30; })
+            .find("lies outside the") != std::string::npos);
+  CHECK(errorAfterEdit([](json &p) { p["kernels"][0]["args"][0]["strides"][0] = 1000; })
+            .find("the tensor reaches outside its") != std::string::npos);
+  CHECK(errorAfterEdit([](json &p) { p["kernels"][0]["args"][0]["offset"] = -1; })
+            .find("the tensor reaches outside its") != std::string::npos);
+  CHECK(errorAfterEdit([](json &p) { p["kernels"][0]["args"][2]["buffer"] = 99; })
+            .rfind("expected an integer in [0, ", 0) == 0);
+  CHECK(errorAfterEdit([](json &p) { p["kernels"][1]["device"] = 7; })
+            .rfind("expected an integer in [0, 0]", 0) == 0);
+  CHECK(errorAfterEdit([](json &p) { p["constants"][0]["size"] = 1 << 20; })
+            .find("outside the") != std::string::npos);
+  CHECK(errorAfterEdit([](json &p) { p["kernels"][0]["args"][1]["dtype"] = "f99"; }) ==
+        "unknown dtype 'f99'");
+  CHECK(errorAfterEdit([](json &p) { p["kernels"][0]["args"][0]["sizes"][0] = -3; })
+            .rfind("expected an integer in [0, ", 0) == 0);
+  CHECK(errorAfterEdit([](json &p) { p["outputs"][0]["buffer"] = p["inputs"][0]["buffer"]; })
+            .find("the tensor reaches outside its 48-byte buffer") != std::string::npos);
 }

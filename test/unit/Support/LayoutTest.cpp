@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/IR/Layout.h"
+#include "fuel/Support/Layout.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 //===- DType.cpp - Tensor element types -----------------------------------===//
 
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 
 using namespace fuel;
 

@@ -1,13 +1,18 @@
 //===- Layout.cpp - Strided layouts and metadata-only views ---------------===//
 
-#include "fuel/IR/Layout.h"
-
-#include "fuel/IR/Shape.h"
+#include "fuel/Support/Layout.h"
 
 #include <algorithm>
 #include <cassert>
 
 using namespace fuel;
+
+std::optional<unsigned> fuel::normalizeAxis(int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    return std::nullopt;
+  return static_cast<unsigned>(axis < 0 ? axis + r : axis);
+}
 
 Layout Layout::contiguous(std::span<const int64_t> sizes) {
   Layout l;
@@ -35,6 +40,22 @@ int64_t Layout::numElements() const {
   for (int64_t s : sizes)
     n *= s;
   return n;
+}
+
+bool Layout::fitsIn(int64_t elements) const {
+  if (sizes.size() != strides.size())
+    return false;
+  // 128-bit sums: extents and strides come from files and may be extreme.
+  __int128 lo = offset, hi = offset;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0)
+      return false;
+    if (sizes[i] == 0)
+      return true;
+    __int128 reach = static_cast<__int128>(sizes[i] - 1) * strides[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return lo >= 0 && hi < elements;
 }
 
 int64_t Layout::elementOffset(std::span<const int64_t> index) const {

@@ -1,6 +1,6 @@
 //===- DType.h - Tensor element types ---------------------------*- C++ -*-===//
-#ifndef FUEL_IR_DTYPE_H
-#define FUEL_IR_DTYPE_H
+#ifndef FUEL_SUPPORT_DTYPE_H
+#define FUEL_SUPPORT_DTYPE_H
 
 #include <cstdint>
 #include <optional>
@@ -22,4 +22,4 @@ bool isSignedInteger(DType t);
 
 } // namespace fuel
 
-#endif // FUEL_IR_DTYPE_H
+#endif // FUEL_SUPPORT_DTYPE_H

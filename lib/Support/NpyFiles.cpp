@@ -1,6 +1,6 @@
 //===- NpyFiles.cpp - .npy files given to the tools -----------------------===//
 
-#include "fuel/Import/Npy.h"
+#include "fuel/Support/Npy.h"
 
 #include <fstream>
 

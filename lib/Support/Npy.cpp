@@ -1,6 +1,6 @@
 //===- Npy.cpp - NumPy .npy arrays ----------------------------------------===//
 
-#include "fuel/Import/Npy.h"
+#include "fuel/Support/Npy.h"
 
 #include <optional>
 

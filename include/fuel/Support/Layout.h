@@ -7,8 +7,8 @@
 // computed on concrete extents, once symbols are bound.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FUEL_IR_LAYOUT_H
-#define FUEL_IR_LAYOUT_H
+#ifndef FUEL_SUPPORT_LAYOUT_H
+#define FUEL_SUPPORT_LAYOUT_H
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +16,10 @@
 #include <vector>
 
 namespace fuel {
+
+/// Normalizes a possibly negative axis into [0, rank); nullopt when out of
+/// range.
+std::optional<unsigned> normalizeAxis(int64_t axis, size_t rank);
 
 struct Layout {
   std::vector<int64_t> sizes;
@@ -25,6 +29,9 @@ struct Layout {
   static Layout contiguous(std::span<const int64_t> sizes);
   bool isContiguous() const;
   int64_t numElements() const;
+  /// Whether every element's offset lies in [0, elements) (a tensor of no
+  /// elements fits anywhere).
+  bool fitsIn(int64_t elements) const;
   /// Element offset of a multi-index.
   int64_t elementOffset(std::span<const int64_t> index) const;
   bool operator==(const Layout &o) const {
@@ -49,4 +56,4 @@ std::optional<Layout> reshapeView(const Layout &in,
 
 } // namespace fuel
 
-#endif // FUEL_IR_LAYOUT_H
+#endif // FUEL_SUPPORT_LAYOUT_H

@@ -5,10 +5,10 @@
 // tools' tensor inputs and outputs.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FUEL_IMPORT_NPY_H
-#define FUEL_IMPORT_NPY_H
+#ifndef FUEL_SUPPORT_NPY_H
+#define FUEL_SUPPORT_NPY_H
 
-#include "fuel/IR/DType.h"
+#include "fuel/Support/DType.h"
 #include "fuel/Support/FileBuffer.h"
 
 #include <cstdint>
@@ -60,4 +60,4 @@ std::string formatExtents(const std::vector<int64_t> &shape);
 
 } // namespace fuel
 
-#endif // FUEL_IMPORT_NPY_H
+#endif // FUEL_SUPPORT_NPY_H
