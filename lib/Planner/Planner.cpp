@@ -3,6 +3,7 @@
 #include "fuel/Planner/Planner.h"
 
 #include "FusionPricing.h"
+#include "fuel/Planner/KernelFormation.h"
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>

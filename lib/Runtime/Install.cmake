@@ -3,7 +3,7 @@
 # Fuel::Runtime without fuelc's compiler, LLVM or MLIR.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
-set(FUEL_RUNTIME_LIBRARIES FuelRuntime FuelImport FuelArtifact FuelIR FuelSupport)
+set(FUEL_RUNTIME_LIBRARIES FuelRuntime FuelArtifact FuelSupport)
 foreach(lib ${FUEL_RUNTIME_LIBRARIES})
   target_include_directories(${lib} INTERFACE
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -14,7 +14,7 @@ install(TARGETS ${FUEL_RUNTIME_LIBRARIES} EXPORT FuelRuntimeTargets
 # The public headers the runtime's interface reaches.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fuel/Runtime
                   ${PROJECT_SOURCE_DIR}/include/fuel/Support
-                  ${PROJECT_SOURCE_DIR}/include/fuel/IR
+                  ${PROJECT_SOURCE_DIR}/include/fuel/Artifact
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fuel)
 set(configDir ${CMAKE_INSTALL_LIBDIR}/cmake/FuelRuntime)
 install(EXPORT FuelRuntimeTargets NAMESPACE Fuel:: DESTINATION ${configDir})

@@ -27,8 +27,6 @@
 
 namespace fuel {
 
-struct ExecutionPlan;
-
 /// For every node, the root (last node) of its fusion group: itself when it
 /// is not fused into another. `order` is a topological order; `pinOf` the
 /// device each node is pinned to, or -1.
@@ -40,12 +38,6 @@ std::vector<NodeId> fusionGroups(const Graph &graph,
 /// the root of a prologue group) to the front of `nodes` (a group's members
 /// in topological order): it is computed first.
 void moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes);
-
-/// Builds the kernel of every group of a placed plan: its nodes, arguments
-/// (inputs in first use order, then the root's results) and how it can be
-/// split across threads. `plan.rootOf` gives each step's kernel root step.
-std::vector<KernelSpec> formKernels(const Graph &graph,
-                                    const ExecutionPlan &plan);
 
 } // namespace fuel
 

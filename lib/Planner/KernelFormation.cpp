@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/Transforms/Fusion.h"
+#include "fuel/Planner/KernelFormation.h"
 
 #include "fuel/IR/ValueLayout.h"
-#include "fuel/Planner/Planner.h"
+#include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
 #include <map>
