@@ -2,6 +2,8 @@
 
 #include "fuel/Artifact/Program.h"
 
+#include <algorithm>
+
 using namespace fuel;
 using namespace fuel::artifact;
 

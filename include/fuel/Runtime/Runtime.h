@@ -7,8 +7,9 @@
 //     exist here (a backend for their kind, the CPU features the x86 kernels
 //     were built for); the choice, and why earlier routes were skipped, is
 //     reported, and the device never changes afterwards;
+//   - the route's program, validated (every index, offset, stride and step);
 //   - every kernel of that route, present in its kernel binary for its
-//     device, and every value bound to memory.
+//     device, taking the arguments the program passes it.
 // There is no fallback to another device at run time.
 //
 // Kernels are then bound on a worker thread (descriptor preparation on the
@@ -16,8 +17,9 @@
 // proceeds on the caller's thread, waiting per kernel only where it has not
 // been bound yet. Arenas are allocated once, from the memory plan.
 //
-// The runtime depends on fuelc's IR, graph reader and artifact container,
-// never on LLVM or MLIR.
+// The runtime executes the artifact's lowered program (Artifact/Program.h)
+// and depends on fuelc's Support and Artifact libraries only: no graph, no
+// importer, never LLVM or MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_RUNTIME_RUNTIME_H
