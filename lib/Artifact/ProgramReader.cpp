@@ -302,8 +302,8 @@ static std::optional<ViewKind> parseViewKind(std::string_view name) {
 LogicalResult ProgramParser::checkReach(const Tensor &t, const std::string &pointer) {
   std::optional<Layout> layout = t.layout(bounds);
   if (!layout)
-    return r.fail(pointer, "the views do not apply to the storage's extents or "
-                           "do not give the tensor's extents");
+    return r.fail(pointer, "the layout is out of range, or its views do not "
+                           "apply to the storage's extents or give other extents");
   int64_t width = dtypeByteSize(t.dtype);
   int64_t elements = static_cast<int64_t>(storageBytes(t) / width);
   if (!layout->fitsIn(elements))

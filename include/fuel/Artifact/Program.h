@@ -169,7 +169,8 @@ struct Program {
   /// Symbol values with every free one at its bound and derived ones
   /// evaluated.
   std::vector<int64_t> boundValues() const;
-  /// Fills in derived symbols from free ones (-1 where one is unknown).
+  /// Fills in derived symbols from free ones (-1 where one is unknown or
+  /// the product overflows).
   void evaluateSymbols(std::vector<int64_t> &values) const;
 };
 
