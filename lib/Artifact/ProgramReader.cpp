@@ -74,6 +74,29 @@ public:
     return a;
   }
 
+  /// Calls `each(element, pointer, index)` for the elements of array `key`
+  /// of `object`, while nothing has failed.
+  template <typename Fn>
+  void forEach(const json &object, std::string_view key, const std::string &pointer,
+               Fn each) {
+    const json *a = array(object, key, pointer);
+    std::string at = pointer + "/" + std::string(key) + "/";
+    for (size_t i = 0; a && i < a->size() && ok(); ++i)
+      each((*a)[i], at + std::to_string(i), i);
+  }
+
+  std::vector<std::string> strings(const json &object, std::string_view key,
+                                   const std::string &pointer) {
+    std::vector<std::string> out;
+    forEach(object, key, pointer, [&](const json &e, const std::string &at, size_t) {
+      if (!e.is_string())
+        (void)fail(at, "expected a string");
+      else
+        out.push_back(e.get<std::string>());
+    });
+    return out;
+  }
+
   int64_t integer(const json &j, const std::string &pointer, int64_t lo, int64_t hi) {
     if (failed)
       return lo;
@@ -193,10 +216,7 @@ std::vector<Extent> ProgramParser::extents(const json &object, std::string_view 
 }
 
 void ProgramParser::parseSymbols(const json &j) {
-  const json *list = r.array(j, "symbols", "");
-  for (size_t s = 0; list && s < list->size() && r.ok(); ++s) {
-    const json &e = (*list)[s];
-    std::string ptr = "/symbols/" + std::to_string(s);
+  r.forEach(j, "symbols", "", [&](const json &e, const std::string &ptr, size_t s) {
     Symbol sym;
     sym.name = r.string(e, "name", ptr);
     sym.bound = r.integer(e, "bound", ptr, 0, kMaxExtent);
@@ -211,7 +231,7 @@ void ProgramParser::parseSymbols(const json &j) {
         (void)r.fail(ptr + "/of", "a derived symbol needs at least one factor");
     }
     p.symbols.push_back(std::move(sym));
-  }
+  });
   if (!r.ok())
     return;
   bounds = p.boundValues();
@@ -227,10 +247,7 @@ void ProgramParser::parseSymbols(const json &j) {
 }
 
 void ProgramParser::parseDevices(const json &j) {
-  const json *list = r.array(j, "devices", "");
-  for (size_t d = 0; list && d < list->size() && r.ok(); ++d) {
-    const json &e = (*list)[d];
-    std::string ptr = "/devices/" + std::to_string(d);
+  r.forEach(j, "devices", "", [&](const json &e, const std::string &ptr, size_t d) {
     std::string id = r.string(e, "id", ptr);
     auto it = std::find_if(meta.devices.begin(), meta.devices.end(),
                            [&](const Device &m) { return m.id == id; });
@@ -248,14 +265,11 @@ void ProgramParser::parseDevices(const json &j) {
       if (other.id == device.id)
         (void)r.fail(ptr + "/id", "device '" + id + "' is listed twice");
     p.devices.push_back(std::move(device));
-  }
+  });
 }
 
 void ProgramParser::parseStorage(const json &j) {
-  const json *list = r.array(j, "buffers", "");
-  for (size_t b = 0; list && b < list->size() && r.ok(); ++b) {
-    const json &e = (*list)[b];
-    std::string ptr = "/buffers/" + std::to_string(b);
+  r.forEach(j, "buffers", "", [&](const json &e, const std::string &ptr, size_t b) {
     Buffer buffer;
     buffer.device = static_cast<uint32_t>(
         r.integer(e, "device", ptr, 0, int64_t(p.devices.size()) - 1));
@@ -271,11 +285,8 @@ void ProgramParser::parseStorage(const json &j) {
                               p.devices[buffer.device].id);
     }
     p.buffers.push_back(buffer);
-  }
-  list = r.array(j, "constants", "");
-  for (size_t c = 0; list && c < list->size() && r.ok(); ++c) {
-    const json &e = (*list)[c];
-    std::string ptr = "/constants/" + std::to_string(c);
+  });
+  r.forEach(j, "constants", "", [&](const json &e, const std::string &ptr, size_t c) {
     Constant constant;
     constant.offset = r.integer(e, "offset", ptr, 0, std::numeric_limits<int64_t>::max());
     constant.size = r.integer(e, "size", ptr, 0, std::numeric_limits<int64_t>::max());
@@ -284,7 +295,7 @@ void ProgramParser::parseStorage(const json &j) {
       (void)r.fail(ptr, "constant lies outside the " + std::to_string(weightBytes) +
                             "-byte weights section");
     p.constants.push_back(constant);
-  }
+  });
 }
 
 static std::optional<ViewKind> parseViewKind(std::string_view name) {
@@ -343,16 +354,13 @@ Tensor ProgramParser::tensor(const json &j, const std::string &pointer) {
                                              std::to_string(t.sizes.size()));
   } else {
     t.root = extents(j, "root", pointer);
-    const json *views = r.array(j, "views", pointer);
-    for (size_t v = 0; views && v < views->size() && r.ok(); ++v) {
-      const json &e = (*views)[v];
-      std::string ptr = pointer + "/views/" + std::to_string(v);
+    r.forEach(j, "views", pointer, [&](const json &e, const std::string &ptr, size_t v) {
       View view;
       std::string kind = r.string(e, "kind", ptr);
       std::optional<ViewKind> k = parseViewKind(kind);
       if (!k) {
         (void)r.fail(ptr + "/kind", "unknown view '" + kind + "'");
-        break;
+        return;
       }
       view.kind = *k;
       if (view.kind == ViewKind::Transpose) {
@@ -366,7 +374,7 @@ Tensor ProgramParser::tensor(const json &j, const std::string &pointer) {
         view.sizes = extents(e, "sizes", ptr);
       }
       t.views.push_back(std::move(view));
-    }
+    });
   }
   if (r.ok())
     (void)checkReach(t, pointer);
@@ -374,10 +382,7 @@ Tensor ProgramParser::tensor(const json &j, const std::string &pointer) {
 }
 
 void ProgramParser::parseKernels(const json &j) {
-  const json *list = r.array(j, "kernels", "");
-  for (size_t k = 0; list && k < list->size() && r.ok(); ++k) {
-    const json &e = (*list)[k];
-    std::string ptr = "/kernels/" + std::to_string(k);
+  r.forEach(j, "kernels", "", [&](const json &e, const std::string &ptr, size_t k) {
     Kernel kernel;
     kernel.symbol = r.string(e, "symbol", ptr);
     kernel.device = static_cast<uint32_t>(
@@ -391,10 +396,7 @@ void ProgramParser::parseKernels(const json &j) {
       (void)r.fail(ptr + "/device", "kernel '" + kernel.symbol + "' runs on " +
                                         p.devices[kernel.device].id +
                                         ", which has no kernel section");
-    const json *args = r.array(e, "args", ptr);
-    for (size_t a = 0; args && a < args->size() && r.ok(); ++a) {
-      const json &arg = (*args)[a];
-      std::string at = ptr + "/args/" + std::to_string(a);
+    r.forEach(e, "args", ptr, [&](const json &arg, const std::string &at, size_t) {
       KernelArg ka;
       ka.tensor = tensor(arg, at);
       ka.isResult = r.boolean(arg, "result", at);
@@ -402,7 +404,7 @@ void ProgramParser::parseKernels(const json &j) {
           r.integer(arg, "split_axis", at, -1, int64_t(ka.tensor.sizes.size()) - 1));
       ka.contiguous = r.boolean(arg, "contiguous", at);
       if (!r.ok())
-        break;
+        return;
       if (ka.isResult && ka.tensor.storage != StorageKind::Buffer)
         (void)r.fail(at, "kernel '" + kernel.symbol + "' writes a constant");
       else if (ka.tensor.storage == StorageKind::Buffer &&
@@ -412,20 +414,17 @@ void ProgramParser::parseKernels(const json &j) {
                              std::to_string(ka.tensor.index) + " of " +
                              p.devices[p.buffers[ka.tensor.index].device].id);
       kernel.args.push_back(std::move(ka));
-    }
+    });
     for (int64_t s : r.integers(e, "symbols", ptr, 0, int64_t(p.symbols.size()) - 1,
                                 p.symbols.size()))
       kernel.symbols.push_back(static_cast<uint32_t>(s));
     p.kernels.push_back(std::move(kernel));
-  }
+  });
 }
 
 void ProgramParser::parseCopies(const json &j) {
-  const json *list = r.array(j, "copies", "");
   int64_t lastBuffer = int64_t(p.buffers.size()) - 1;
-  for (size_t c = 0; list && c < list->size() && r.ok(); ++c) {
-    const json &e = (*list)[c];
-    std::string ptr = "/copies/" + std::to_string(c);
+  r.forEach(j, "copies", "", [&](const json &e, const std::string &ptr, size_t c) {
     Copy copy;
     copy.source = static_cast<uint32_t>(r.integer(e, "source", ptr, 0, lastBuffer));
     copy.target = static_cast<uint32_t>(r.integer(e, "target", ptr, 0, lastBuffer));
@@ -433,20 +432,17 @@ void ProgramParser::parseCopies(const json &j) {
     if (r.ok() && p.buffers[copy.source].device == p.buffers[copy.target].device)
       (void)r.fail(ptr, "copy of '" + copy.value + "' stays on one device");
     p.copies.push_back(std::move(copy));
-  }
+  });
 }
 
 void ProgramParser::parseSteps(const json &j) {
-  const json *list = r.array(j, "steps", "");
   std::vector<bool> launched(p.kernels.size()), copied(p.copies.size());
   // The last step writing each buffer; inputs are written by the caller.
   std::vector<int64_t> writer(p.buffers.size(), -1);
   std::vector<bool> written(p.buffers.size(), false);
   for (const Io &in : p.inputs)
     written[in.tensor.index] = true;
-  for (size_t s = 0; list && s < list->size() && r.ok(); ++s) {
-    const json &e = (*list)[s];
-    std::string ptr = "/steps/" + std::to_string(s);
+  r.forEach(j, "steps", "", [&](const json &e, const std::string &ptr, size_t s) {
     Step step;
     if (r.member(e, "launch", ptr, /*required=*/false)) {
       step.index = static_cast<uint32_t>(
@@ -496,7 +492,7 @@ void ProgramParser::parseSteps(const json &j) {
       written[b] = true;
     }
     p.steps.push_back(std::move(step));
-  }
+  });
   if (!r.ok())
     return;
   for (size_t k = 0; k < launched.size(); ++k)
@@ -531,12 +527,10 @@ static bool isPlainBuffer(const Tensor &t, std::span<const int64_t> bounds) {
 std::vector<Io> ProgramParser::parseIo(const json &j, std::string_view key,
                                        bool inputs) {
   std::vector<Io> out;
-  const json *list = r.array(j, key, "");
-  for (size_t i = 0; list && i < list->size() && r.ok(); ++i) {
-    std::string ptr = "/" + std::string(key) + "/" + std::to_string(i);
-    Io io{r.string((*list)[i], "name", ptr), tensor((*list)[i], ptr)};
+  r.forEach(j, key, "", [&](const json &e, const std::string &ptr, size_t i) {
+    Io io{r.string(e, "name", ptr), tensor(e, ptr)};
     if (!r.ok())
-      break;
+      return;
     // Outputs may repeat a value; inputs are named by the caller.
     for (const Io &other : out)
       if (inputs && other.name == io.name)
@@ -544,7 +538,7 @@ std::vector<Io> ProgramParser::parseIo(const json &j, std::string_view key,
     if (inputs && !isPlainBuffer(io.tensor, bounds))
       (void)r.fail(ptr, "input '" + io.name + "' is not a contiguous buffer");
     out.push_back(std::move(io));
-  }
+  });
   return out;
 }
 
@@ -610,10 +604,9 @@ std::optional<Meta> artifact::readMeta(std::string_view text, std::string_view f
   }
   Meta meta;
   const json *machine = r.member(j, "machine", "");
-  const json *devices = machine ? r.array(*machine, "devices", "/machine") : nullptr;
-  for (size_t d = 0; devices && d < devices->size() && r.ok(); ++d) {
-    const json &e = (*devices)[d];
-    std::string ptr = "/machine/devices/" + std::to_string(d);
+  if (!machine)
+    return std::nullopt;
+  r.forEach(*machine, "devices", "/machine", [&](const json &e, const std::string &ptr, size_t) {
     Device device;
     device.id = r.string(e, "id", ptr);
     device.kind = std::string(deviceKindOf(device.id));
@@ -621,29 +614,13 @@ std::optional<Meta> artifact::readMeta(std::string_view text, std::string_view f
       (void)r.fail(ptr + "/id", "'" + device.id + "' is not a device id (kind:index)");
     device.name = r.string(e, "name", ptr);
     device.target = r.string(e, "target", ptr);
-    if (const json *features = r.member(e, "cpu_features", ptr, /*required=*/false))
-      for (size_t f = 0; f < features->size() && r.ok(); ++f) {
-        if (!(*features)[f].is_string())
-          (void)r.fail(ptr + "/cpu_features/" + std::to_string(f), "expected a string");
-        else
-          device.cpuFeatures.push_back((*features)[f].get<std::string>());
-      }
+    if (r.member(e, "cpu_features", ptr, /*required=*/false))
+      device.cpuFeatures = r.strings(e, "cpu_features", ptr);
     meta.devices.push_back(std::move(device));
-  }
-  const json *routes = r.array(j, "routes", "");
-  for (size_t i = 0; routes && i < routes->size() && r.ok(); ++i) {
-    const json &e = (*routes)[i];
-    std::string ptr = "/routes/" + std::to_string(i);
-    Route route{r.string(e, "section", ptr), {}};
-    const json *ids = r.array(e, "devices", ptr);
-    for (size_t d = 0; ids && d < ids->size() && r.ok(); ++d) {
-      if (!(*ids)[d].is_string())
-        (void)r.fail(ptr + "/devices/" + std::to_string(d), "expected a string");
-      else
-        route.devices.push_back((*ids)[d].get<std::string>());
-    }
-    meta.routes.push_back(std::move(route));
-  }
+  });
+  r.forEach(j, "routes", "", [&](const json &e, const std::string &ptr, size_t i) {
+    meta.routes.push_back({r.string(e, "section", ptr), r.strings(e, "devices", ptr)});
+  });
   if (!r.ok())
     return std::nullopt;
   return meta;

@@ -22,24 +22,35 @@ static std::vector<int64_t> intsOr(const Graph &graph, NodeId node,
   return {v.begin(), v.end()};
 }
 
+ViewParams fuel::viewParams(const Graph &graph, NodeId view) {
+  ViewParams p;
+  if (graph.kind(view) == OpKind::Transpose) {
+    size_t rank = graph.shape(graph.operands(view)[0]).size();
+    std::vector<int64_t> reversed(rank);
+    for (size_t i = 0; i < rank; ++i)
+      reversed[i] = static_cast<int64_t>(rank - 1 - i);
+    p.perm = intsOr(graph, view, AttrName::Perm, reversed);
+  } else if (graph.kind(view) == OpKind::Slice) {
+    p.starts = intsOr(graph, view, AttrName::Starts, {});
+    std::vector<int64_t> defaultAxes(p.starts.size());
+    for (size_t i = 0; i < p.starts.size(); ++i)
+      defaultAxes[i] = static_cast<int64_t>(i);
+    p.axes = intsOr(graph, view, AttrName::Axes, defaultAxes);
+    p.ends = intsOr(graph, view, AttrName::Ends, {});
+    p.steps = intsOr(graph, view, AttrName::Steps,
+                     std::vector<int64_t>(p.starts.size(), 1));
+  }
+  return p;
+}
+
 Layout fuel::viewLayout(const Graph &graph, NodeId view, const Layout &operand,
                         std::span<const int64_t> resultSizes) {
   switch (graph.kind(view)) {
-  case OpKind::Transpose: {
-    std::vector<int64_t> reversed(operand.sizes.size());
-    for (size_t i = 0; i < reversed.size(); ++i)
-      reversed[i] = static_cast<int64_t>(reversed.size() - 1 - i);
-    return transposeView(operand, intsOr(graph, view, AttrName::Perm, reversed));
-  }
+  case OpKind::Transpose:
+    return transposeView(operand, viewParams(graph, view).perm);
   case OpKind::Slice: {
-    std::vector<int64_t> starts = intsOr(graph, view, AttrName::Starts, {});
-    std::vector<int64_t> defaultAxes(starts.size());
-    for (size_t i = 0; i < starts.size(); ++i)
-      defaultAxes[i] = static_cast<int64_t>(i);
-    return sliceView(operand, intsOr(graph, view, AttrName::Axes, defaultAxes),
-                     starts, intsOr(graph, view, AttrName::Ends, {}),
-                     intsOr(graph, view, AttrName::Steps,
-                            std::vector<int64_t>(starts.size(), 1)));
+    ViewParams p = viewParams(graph, view);
+    return sliceView(operand, p.axes, p.starts, p.ends, p.steps);
   }
   case OpKind::BroadcastTo:
   case OpKind::Expand:

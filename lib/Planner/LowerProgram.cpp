@@ -115,15 +115,6 @@ std::vector<Extent> Lowering::extents(ShapeRef shape) const {
   return out;
 }
 
-static std::vector<int64_t> intsOr(const Graph &graph, NodeId node, AttrName name,
-                                   std::vector<int64_t> dflt) {
-  const Attribute *a = graph.findAttr(node, name);
-  if (!a)
-    return dflt;
-  std::span<const int64_t> v = graph.intsAttr(*a);
-  return {v.begin(), v.end()};
-}
-
 artifact::Tensor Lowering::tensor(ValueRef value, unsigned device) const {
   artifact::Tensor t;
   ValueRef root = bufferRoot(graph, value);
@@ -154,28 +145,19 @@ artifact::Tensor Lowering::tensor(ValueRef value, unsigned device) const {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     NodeId n = it->node;
     View view;
+    ViewParams params = viewParams(graph, n);
     switch (graph.kind(n)) {
-    case OpKind::Transpose: {
-      size_t rank = graph.shape(graph.operands(n)[0]).size();
-      std::vector<int64_t> reversed(rank);
-      for (size_t i = 0; i < rank; ++i)
-        reversed[i] = static_cast<int64_t>(rank - 1 - i);
+    case OpKind::Transpose:
       view.kind = ViewKind::Transpose;
-      view.perm = intsOr(graph, n, AttrName::Perm, reversed);
+      view.perm = std::move(params.perm);
       break;
-    }
-    case OpKind::Slice: {
+    case OpKind::Slice:
       view.kind = ViewKind::Slice;
-      view.starts = intsOr(graph, n, AttrName::Starts, {});
-      std::vector<int64_t> defaultAxes(view.starts.size());
-      for (size_t i = 0; i < defaultAxes.size(); ++i)
-        defaultAxes[i] = static_cast<int64_t>(i);
-      view.axes = intsOr(graph, n, AttrName::Axes, defaultAxes);
-      view.ends = intsOr(graph, n, AttrName::Ends, {});
-      view.steps = intsOr(graph, n, AttrName::Steps,
-                          std::vector<int64_t>(view.starts.size(), 1));
+      view.axes = std::move(params.axes);
+      view.starts = std::move(params.starts);
+      view.ends = std::move(params.ends);
+      view.steps = std::move(params.steps);
       break;
-    }
     case OpKind::BroadcastTo:
     case OpKind::Expand:
       view.kind = ViewKind::Broadcast;

@@ -57,7 +57,7 @@ struct Session::Impl {
       binder.join();
   }
 
-  LogicalResult error(DiagnosticEngine &diag, std::string message) {
+  LogicalResult error(DiagnosticEngine &diag, std::string message) const {
     SourceLocation loc;
     loc.file = name;
     diag.error(std::move(loc), std::move(message));
@@ -307,7 +307,7 @@ LogicalResult Session::Impl::checkExtents(const std::vector<int64_t> &values,
                          : program.constants[t.index].size;
     if (layout && layout->fitsIn(static_cast<int64_t>(bytes / dtypeByteSize(t.dtype))))
       return success();
-    return const_cast<Impl &>(*this).error(
+    return error(
         diag, what + " does not fit its " + std::to_string(bytes) +
                   "-byte storage at these input shapes (plan again with a larger --dim)");
   };

@@ -20,6 +20,13 @@ namespace fuel {
 std::vector<int64_t> concreteShape(ShapeRef shape,
                                    std::span<const int64_t> symbolValues);
 
+/// The parameters of a transpose (`perm`) or slice (`axes`, `starts`,
+/// `ends`, `steps`) view node, with the attributes' defaults filled in.
+struct ViewParams {
+  std::vector<int64_t> perm, axes, starts, ends, steps;
+};
+ViewParams viewParams(const Graph &graph, NodeId view);
+
 /// The layout of view node `view`'s result over its operand's layout
 /// `operand`; `resultSizes` are the result's concrete extents.
 Layout viewLayout(const Graph &graph, NodeId view, const Layout &operand,

@@ -158,12 +158,13 @@ TEST_CASE("the runtime never reads the graph section", "[runtime]") {
 
 namespace {
 /// The first load error of the artifact of kGraph after `edit` changed its
-/// program (hashes recomputed, so only the program's validation stands
-/// between the edit and the kernels).
-std::string errorAfterEdit(const std::function<void(nlohmann::json &)> &edit) {
+/// JSON section `section` (hashes recomputed, so only the section's
+/// validation stands between the edit and the kernels).
+std::string errorAfterEdit(const std::function<void(nlohmann::json &)> &edit,
+                           const std::string &section = "program") {
   std::vector<ArtifactSection> sections = sectionsOf(buildArtifact(kGraph));
   for (ArtifactSection &s : sections)
-    if (s.name == "program") {
+    if (s.name == section) {
       nlohmann::json program = nlohmann::json::parse(s.bytes);
       edit(program);
       s.bytes = program.dump();
@@ -212,4 +213,22 @@ TEST_CASE("a program edited behind valid hashes is refused", "[runtime]") {
             .rfind("expected an integer in [0, ", 0) == 0);
   CHECK(errorAfterEdit([](json &p) { p["outputs"][0]["buffer"] = p["inputs"][0]["buffer"]; })
             .find("the tensor reaches outside its 48-byte buffer") != std::string::npos);
+}
+
+TEST_CASE("an edited meta section is refused", "[runtime]") {
+  using nlohmann::json;
+  auto metaError = [](const std::function<void(json &)> &edit) {
+    return errorAfterEdit(edit, "meta");
+  };
+  CHECK(metaError([](json &m) { m["machine"]["devices"][0]["cpu_features"] = 5; }) ==
+        "expected an array");
+  CHECK(metaError([](json &m) { m["machine"]["devices"][0]["cpu_features"] = {"avx", 1}; }) ==
+        "expected a string");
+  CHECK(metaError([](json &m) { m["machine"]["devices"][0]["id"] = "cpu:x"; }) ==
+        "'cpu:x' is not a device id (kind:index)");
+  CHECK(metaError([](json &m) { m["routes"][0]["devices"] = "cpu:0"; }) ==
+        "expected an array");
+  CHECK(metaError([](json &m) { m.erase("machine"); }) == "missing member 'machine'");
+  CHECK(metaError([](json &m) { m["routes"][0]["section"] = "nosuch"; }) ==
+        "route 0 names a missing section 'nosuch'");
 }
