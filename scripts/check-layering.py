@@ -27,6 +27,10 @@ def closure(lib, seen=()):
 
 
 failures = 0
+for d in sorted((root / "lib").iterdir()):
+    if d.is_dir() and d.name not in allowed:
+        print(f"check-layering: lib/{d.name} is not in docs/architecture.md's table")
+        failures += 1
 for lib in sorted(allowed):
     ok = closure(lib) | {lib}
     files = [p for d in (root / "lib" / lib, root / "include" / "fuel" / lib)

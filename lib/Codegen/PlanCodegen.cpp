@@ -10,97 +10,109 @@
 
 using namespace fuel;
 
-/// The kernels of `plan` on devices of `kind`, and the target of the first
-/// such device (one target per backend and route).
-static std::vector<KernelSpec> kernelsOn(const ExecutionPlan &plan,
-                                         DeviceKind kind, const DeviceSpec *&device) {
-  std::vector<KernelSpec> out;
-  device = nullptr;
-  for (const KernelSpec &spec : plan.kernels) {
-    const DeviceSpec &d = plan.machine->devices[plan.deviceOf[spec.nodes.back()]];
-    if (d.ref.kind != kind)
-      continue;
-    if (!device)
-      device = &d;
-    out.push_back(spec);
-  }
-  return out;
-}
-
-static LogicalResult generateX86(const Graph &graph, const ExecutionPlan &plan,
-                                 const KernelLibraries &libraries,
-                                 bool wantAssembly, RouteCode &code,
-                                 std::string &error) {
-  const DeviceSpec *device;
-  std::vector<KernelSpec> x86 = kernelsOn(plan, DeviceKind::CPU, device);
-  if (x86.empty())
-    return success();
-  if (!x86LevelFeatures(device->target)) {
-    error = "device " + formatDevice(device->ref) + " has target '" +
-            device->target +
+static LogicalResult generateX86(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                                 const DeviceSpec &device,
+                                 const KernelLibraries &libraries, bool wantAssembly,
+                                 TargetCode &out, RouteCode &code, std::string &error) {
+  if (!x86LevelFeatures(device.target)) {
+    error = "device " + formatDevice(device.ref) + " has target '" + device.target +
             "', which is not an x86-64 level (x86-64, x86-64-v2, x86-64-v3 or "
             "x86-64-v4)";
     return failure();
   }
-  if (failed(emitKernelModule(graph, x86, code.mlir, code.revisions, error)))
+  std::string &mlir = code.mlir["x86"];
+  if (failed(emitKernelModule(graph, kernels, mlir, out.revisions, error)))
     return failure();
   std::vector<std::string> archives;
-  if (std::any_of(x86.begin(), x86.end(),
+  if (std::any_of(kernels.begin(), kernels.end(),
                   [](const KernelSpec &k) { return !k.librarySymbol.empty(); }))
     archives.push_back(libraries.x86Archive);
-  X86Output out;
-  if (failed(compileX86(code.mlir, x86, X86Target{device->target}, archives,
-                        wantAssembly, out, error)))
+  X86Output x86;
+  if (failed(compileX86(mlir, kernels, X86Target{device.target}, archives, wantAssembly,
+                        x86, error)))
     return failure();
-  code.binaries["x86"] = std::move(out.sharedObject);
-  code.assembly = std::move(out.assembly);
+  out.section = std::move(x86.sharedObject);
+  code.assembly = std::move(x86.assembly);
   return success();
 }
 
-static LogicalResult generateSpirv(const Graph &graph, const ExecutionPlan &plan,
-                                   const KernelLibraries &libraries,
-                                   RouteCode &code, std::string &error) {
-  const DeviceSpec *device;
-  std::vector<KernelSpec> kernels = kernelsOn(plan, DeviceKind::Vulkan, device);
+static LogicalResult generateSpirv(const Graph &graph,
+                                   const std::vector<KernelSpec> &kernels,
+                                   const DeviceSpec &device,
+                                   const KernelLibraries &libraries, bool,
+                                   TargetCode &out, RouteCode &code, std::string &error) {
+  SpirvOutput spirv;
+  if (failed(compileSpirv(graph, kernels, device.target, device.workgroupSize,
+                          libraries.spirvDir, spirv, error)))
+    return failure();
+  out.section = std::move(spirv.section);
+  out.revisions = std::move(spirv.revisions);
+  code.mlir["spirv"] = std::move(spirv.mlir);
+  code.spirvModules = std::move(spirv.modules);
+  return success();
+}
+
+static LogicalResult generatePtx(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                                 const DeviceSpec &device,
+                                 const KernelLibraries &libraries, bool,
+                                 TargetCode &out, RouteCode &code, std::string &error) {
+  PtxOutput ptx;
+  if (failed(compilePtx(graph, kernels, device.target, device.workgroupSize,
+                        libraries.ptxDir, ptx, error)))
+    return failure();
+  out.section = std::move(ptx.section);
+  out.revisions = std::move(ptx.revisions);
+  code.mlir["ptx"] = std::move(ptx.mlir);
+  code.ptx = std::move(ptx.ptx);
+  code.ptxUnverified = !ptx.verified;
+  return success();
+}
+
+static constexpr CodegenTarget kTargets[] = {
+    {"x86", DeviceKind::CPU, generateX86},
+    {"spirv", DeviceKind::Vulkan, generateSpirv},
+    {"ptx", DeviceKind::CUDA, generatePtx},
+};
+
+std::span<const CodegenTarget> fuel::codegenTargets() { return kTargets; }
+
+LogicalResult fuel::generateTargetCode(const CodegenTarget &target, const Graph &graph,
+                                       PlannedRoute &route,
+                                       const KernelLibraries &libraries,
+                                       bool wantAssembly, RouteCode &code,
+                                       std::string &error) {
+  const ExecutionPlan &plan = route.plan;
+  // The kernels on devices of the target's kind; the first such device's
+  // target (one per backend and route) is what they are compiled for.
+  std::vector<KernelSpec> kernels;
+  const DeviceSpec *device = nullptr;
+  for (const KernelSpec &spec : plan.kernels) {
+    unsigned d = plan.deviceOf[spec.nodes.back()];
+    if (plan.machine->devices[d].ref.kind != target.deviceKind)
+      continue;
+    if (!device)
+      device = &plan.machine->devices[d];
+    route.kernelTargets[d] = std::string(target.name);
+    kernels.push_back(spec);
+  }
   if (kernels.empty())
     return success();
-  SpirvOutput out;
-  if (failed(compileSpirv(graph, kernels, device->target, device->workgroupSize, libraries.spirvDir,
-                          out, error)))
+  TargetCode out;
+  if (failed(target.generate(graph, kernels, *device, libraries, wantAssembly, out, code,
+                             error)))
     return failure();
-  code.binaries["spirv"] = std::move(out.section);
-  code.revisions.insert(out.revisions.begin(), out.revisions.end());
-  code.mlir += out.mlir;
-  code.spirvModules = std::move(out.modules);
+  route.kernelBinaries[std::string(target.name)] = std::move(out.section);
+  route.kernelRevisions.insert(out.revisions.begin(), out.revisions.end());
   return success();
 }
 
-static LogicalResult generatePtx(const Graph &graph, const ExecutionPlan &plan,
-                                 const KernelLibraries &libraries, RouteCode &code,
-                                 std::string &error) {
-  const DeviceSpec *device;
-  std::vector<KernelSpec> kernels = kernelsOn(plan, DeviceKind::CUDA, device);
-  if (kernels.empty())
-    return success();
-  PtxOutput out;
-  if (failed(compilePtx(graph, kernels, device->target, device->workgroupSize,
-                        libraries.ptxDir, out, error)))
-    return failure();
-  code.binaries["ptx"] = std::move(out.section);
-  code.revisions.insert(out.revisions.begin(), out.revisions.end());
-  code.mlir += out.mlir;
-  code.ptx = std::move(out.ptx);
-  code.ptxUnverified = !out.verified;
-  return success();
-}
-
-LogicalResult fuel::generateRouteCode(const Graph &graph,
-                                      const ExecutionPlan &plan,
+LogicalResult fuel::generateRouteCode(const Graph &graph, PlannedRoute &route,
                                       const KernelLibraries &libraries,
                                       bool wantAssembly, RouteCode &code,
                                       std::string &error) {
-  if (failed(generateX86(graph, plan, libraries, wantAssembly, code, error)) ||
-      failed(generateSpirv(graph, plan, libraries, code, error)))
-    return failure();
-  return generatePtx(graph, plan, libraries, code, error);
+  for (const CodegenTarget &target : codegenTargets())
+    if (failed(generateTargetCode(target, graph, route, libraries, wantAssembly, code,
+                                  error)))
+      return failure();
+  return success();
 }

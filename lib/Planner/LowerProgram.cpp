@@ -47,14 +47,6 @@ private:
 };
 } // namespace
 
-/// The section name of a route's kernel binary for a device kind.
-static std::string kernelSectionName(DeviceKind kind, size_t routeIndex) {
-  std::string base = kind == DeviceKind::CPU      ? "kernels.x86"
-                     : kind == DeviceKind::Vulkan ? "kernels.spirv"
-                                                  : "kernels.ptx";
-  return routeIndex == 0 ? base : base + "." + std::to_string(routeIndex);
-}
-
 void Lowering::lowerSymbols() {
   const SymbolTable &table = graph.symbols();
   for (uint32_t s = 0; s < table.size(); ++s) {
@@ -85,8 +77,8 @@ void Lowering::lowerDevices(size_t routeIndex) {
     Device device;
     device.id = formatDevice(devices[d].ref);
     device.arenaBytes = plan.memory.devices[d].arenaBytes;
-    if (hasKernels[d])
-      device.kernelSection = kernelSectionName(devices[d].ref.kind, routeIndex);
+    if (auto target = route.kernelTargets.find(d); target != route.kernelTargets.end())
+      device.kernelSection = routeSectionName("kernels." + target->second, routeIndex);
     p.devices.push_back(std::move(device));
   }
 }
@@ -270,6 +262,11 @@ Program Lowering::lower(size_t routeIndex) {
   lowerKernels();
   lowerSteps();
   return std::move(p);
+}
+
+std::string fuel::routeSectionName(std::string_view base, size_t routeIndex) {
+  return routeIndex == 0 ? std::string(base)
+                         : std::string(base) + "." + std::to_string(routeIndex);
 }
 
 Program fuel::lowerProgram(const Graph &graph, const PlannedRoute &route,

@@ -19,12 +19,6 @@
 
 using namespace fuel;
 
-/// `base` for route 0, `base.N` for route N.
-static std::string routeSection(std::string_view base, size_t index) {
-  return index == 0 ? std::string(base)
-                    : std::string(base) + "." + std::to_string(index);
-}
-
 static std::string metaSection(const Graph &graph,
                                const std::vector<PlannedRoute> &routes,
                                const ExecutionConfig &config,
@@ -64,7 +58,7 @@ static std::string metaSection(const Graph &graph,
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (DeviceRef d : routes[r].devices)
       devices.push_back(formatDevice(d));
-    routeList.push_back({{"section", routeSection("program", r)},
+    routeList.push_back({{"section", routeSectionName("program", r)},
                          {"devices", std::move(devices)},
                          {"cost", routes[r].plan.cost}});
   }
@@ -85,10 +79,10 @@ std::string fuel::buildPlanArtifact(const Graph &graph,
       {"meta", metaSection(graph, routes, config, compilerVersion)},
       {"graph", printGraphJson(graph, &offsets)}};
   for (size_t r = 0; r < routes.size(); ++r) {
-    sections.push_back({routeSection("program", r),
-                        artifact::printProgram(lowerProgram(graph, routes[r], r))});
+    sections.push_back({routeSectionName("program", r),
+                        artifact::printProgram(routes[r].program)});
     for (const auto &[backend, binary] : routes[r].kernelBinaries)
-      sections.push_back({routeSection("kernels." + backend, r), binary});
+      sections.push_back({routeSectionName("kernels." + backend, r), binary});
   }
   sections.push_back({"weights", std::move(weights)});
   return writeArtifact(sections);

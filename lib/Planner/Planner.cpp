@@ -7,6 +7,7 @@
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -48,11 +49,34 @@ private:
   /// Places, inserts copies, schedules and plans memory; false if no
   /// placement exists at all.
   bool attempt(const std::vector<double> &penalty);
+  /// Places once; if a device's memory overflows, prices its bytes until
+  /// the plan fits (or fails, saying which devices do not fit).
+  LogicalResult placeWithinCapacity();
   /// Devices whose arena plus constants exceed their capacity.
   std::vector<unsigned> overCapacity() const;
   void fillPlan(const PlacementProblem &problem,
                 const PlacementResult &placement);
   void schedule();
+  /// Runs `phase`, adding its wall time to the plan's phase named `name`.
+  template <typename Fn> auto timed(const char *name, Fn phase) {
+    auto start = std::chrono::steady_clock::now();
+    struct Record {
+      std::vector<std::pair<std::string, double>> &phases;
+      const char *name;
+      std::chrono::steady_clock::time_point start;
+      ~Record() {
+        double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        auto it = std::find_if(phases.begin(), phases.end(),
+                               [&](const auto &p) { return p.first == name; });
+        if (it == phases.end())
+          phases.emplace_back(name, seconds); // In the order phases first run.
+        else
+          it->second += seconds;
+      }
+    } record{phaseSeconds, name, start};
+    return phase();
+  }
 
   const Graph &graph;
   const Machine &machine;
@@ -74,6 +98,8 @@ private:
   /// Problem values: (root value, problem value index).
   std::vector<ValueRef> valueOf;
   std::vector<std::vector<uint32_t>> consumersOf;
+  /// Wall time per phase over every attempt (ExecutionPlan::phaseSeconds).
+  std::vector<std::pair<std::string, double>> phaseSeconds;
 };
 } // namespace
 
@@ -347,19 +373,19 @@ bool PlanBuilder::attempt(const std::vector<double> &penalty) {
   valueOf.clear();
   consumersOf.clear();
   plan = ExecutionPlan();
-  PlacementProblem problem = buildProblem(penalty);
+  PlacementProblem problem = timed("problem", [&] { return buildProblem(penalty); });
   std::vector<uint32_t> problemOrder(problem.numNodes());
   // Problem nodes are created in topological order; sinks come last.
   for (uint32_t i = 0; i < problemOrder.size(); ++i)
     problemOrder[i] = i;
-  PlacementResult placement =
-      solvePlacement(problem, problemOrder, config.placer);
+  PlacementResult placement = timed(
+      "placement", [&] { return solvePlacement(problem, problemOrder, config.placer); });
   if (!placement.feasible())
     return false;
-  fillPlan(problem, placement);
-  schedule();
-  plan.kernels = formKernels(graph, plan);
-  plan.memory = planMemory(graph, plan, pricing);
+  timed("copies", [&] { fillPlan(problem, placement); });
+  timed("schedule", [&] { schedule(); });
+  plan.kernels = timed("form-kernels", [&] { return formKernels(graph, plan); });
+  plan.memory = timed("plan-memory", [&] { return planMemory(graph, plan, pricing); });
   return true;
 }
 
@@ -379,14 +405,23 @@ LogicalResult PlanBuilder::run() {
     diag.error({}, "internal error: planning an unverified graph with a cycle");
     return failure();
   }
-  if (failed(resolveDevices()) || failed(collectCandidates()))
+  if (failed(resolveDevices()) ||
+      failed(timed("candidates", [&] { return collectCandidates(); })))
     return failure();
-  std::vector<NodeId> groups(graph.numNodes());
-  for (NodeId n = 0; n < graph.numNodes(); ++n)
-    groups[n] = n;
-  if (config.fusion)
-    groups = fusionGroups(graph, order, pinOf);
-  fusion.emplace(graph, machine, pricing, candidates, std::move(groups), order);
+  timed("fusion", [&] {
+    std::vector<NodeId> groups(graph.numNodes());
+    for (NodeId n = 0; n < graph.numNodes(); ++n)
+      groups[n] = n;
+    if (config.fusion)
+      groups = fusionGroups(graph, order, pinOf);
+    fusion.emplace(graph, machine, pricing, candidates, std::move(groups), order);
+  });
+  LogicalResult result = placeWithinCapacity();
+  plan.phaseSeconds = phaseSeconds;
+  return result;
+}
+
+LogicalResult PlanBuilder::placeWithinCapacity() {
   std::vector<double> penalty(k, 0);
   if (!attempt(penalty)) {
     diag.error({}, "no placement satisfies every pin, residency and kernel "

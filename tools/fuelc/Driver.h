@@ -45,6 +45,11 @@ struct PlanFlags {
   double precisionFloor = std::numeric_limits<double>::quiet_NaN();
   bool preferBitStable = false;
   bool noFusion = false;
+  /// Compiler pipeline: passes to print before / after, where to stop, and
+  /// whether to report each pass's wall time.
+  std::vector<std::string> printBefore, printAfter;
+  std::string stopAfter;
+  bool timePasses = false;
 };
 
 /// Writes SPIR-V modules (file name -> bytes) of route `route` into `dir`.
@@ -63,8 +68,6 @@ void addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags);
 
 /// Reads a model: an ONNX file (by its .onnx extension) is imported,
 /// anything else is read as fuel.graph JSON.
-std::optional<GraphFile> readModel(const std::string &path, DiagnosticEngine &diag,
-                                   const DriverOptions &options);
 /// --freeze NAME=FILE.npy (for the subcommands that read a model).
 void addModelOptions(CLI::App *cmd, DriverOptions &options);
 

@@ -2,9 +2,9 @@
 
 #include "Driver.h"
 
+#include "fuel/Compiler/Pipeline.h"
 #include "fuel/IR/GraphStats.h"
 #include "fuel/Import/GraphJson.h"
-#include "fuel/Support/Npy.h"
 #include "fuel/Import/Onnx.h"
 
 #include <filesystem>
@@ -64,7 +64,7 @@ void printSummary(const Graph &graph, std::ostream &os) {
 int driver::runCheck(const std::string &input, const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<GraphFile> file = readModel(input, diag, options);
+  std::optional<GraphFile> file = importModel(input, options.freeze, diag);
   if (!file)
     return finishWithErrors(diag, options);
   printSummary(file->graph, std::cout);
@@ -75,48 +75,17 @@ int driver::runPrint(const std::string &input, const std::string &output,
              const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<GraphFile> file = readModel(input, diag, options);
+  std::optional<GraphFile> file = importModel(input, options.freeze, diag);
   if (!file)
     return finishWithErrors(diag, options);
   return writeOutput(output, printGraphJson(file->graph));
-}
-
-std::optional<GraphFile> driver::readModel(const std::string &path,
-                                           DiagnosticEngine &diag,
-                                           const DriverOptions &options) {
-  if (!path.ends_with(".onnx")) {
-    if (!options.freeze.empty()) {
-      diag.error({}, "--freeze applies to ONNX models only");
-      return std::nullopt;
-    }
-    return readGraphFile(path, diag);
-  }
-  std::map<std::string, FrozenInput> frozen;
-  for (const std::string &binding : options.freeze) {
-    NamedArray array;
-    std::string error;
-    if (!readNamedNpy(binding, array, error)) {
-      SourceLocation loc;
-      loc.file = array.path;
-      diag.error(std::move(loc), "--freeze: " + error);
-      return std::nullopt;
-    }
-    frozen[array.name] = {array.array.dtype, array.array.shape, std::string(array.data())};
-  }
-  std::shared_ptr<const FileBuffer> bytes = openInputFile(path, "model", diag);
-  if (!bytes)
-    return std::nullopt;
-  std::optional<Graph> graph = importOnnx(bytes->text(), path, diag, frozen);
-  if (!graph)
-    return std::nullopt;
-  return GraphFile{std::move(*graph), bytes, std::make_unique<SourceLocator>()};
 }
 
 int driver::runImport(const std::string &input, const std::string &output,
                       const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::optional<GraphFile> file = readModel(input, diag, options);
+  std::optional<GraphFile> file = importModel(input, options.freeze, diag);
   if (!file)
     return finishWithErrors(diag, options);
   std::filesystem::path json(output);

@@ -4,10 +4,7 @@
 
 #include "fuel/Artifact/Artifact.h"
 #include "fuel/Artifact/Program.h"
-#include "fuel/Codegen/PlanCodegen.h"
-#include "fuel/Import/GraphJson.h"
-#include "fuel/Planner/Planner.h"
-#include "fuel/Transforms/Materialize.h"
+#include "fuel/Compiler/Pipeline.h"
 
 #include <charconv>
 #include <cmath>
@@ -146,123 +143,147 @@ std::optional<CapsuleRegistry> loadRegistry(const PlanFlags &flags,
   return registry;
 }
 
-/// What `plan` and `explain` read before planning.
-struct PlanningInputs {
-  ExecutionConfig config;
-  std::optional<Machine> machine;
-  std::optional<GraphFile> file;
-  std::optional<CapsuleRegistry> registry;
-};
-
-/// Reads the policy, flags, machine, graph and kernels; returns kSuccess or
-/// the exit code to stop with (after printing why).
-int loadPlanningInputs(const std::string &input, const PlanFlags &flags,
+/// The compilation `plan` and `explain` run: policy, flags, machine and
+/// kernels read, routes chosen; returns kSuccess or the exit code to stop
+/// with (after printing why).
+int prepareCompilation(const std::string &input, const PlanFlags &flags,
                        const DriverOptions &options, DiagnosticEngine &diag,
-                       PlanningInputs &in) {
-  if (!flags.policy.empty() &&
-      failed(loadPolicy(flags.policy, diag, in.config)))
-    return finishWithErrors(diag, options);
-  if (!makeConfig(flags, in.config))
+                       Compilation &c, std::optional<Machine> &machine,
+                       std::optional<CapsuleRegistry> &registry) {
+  if (!parseRoutes(flags, c.routeDevices))
     return kUsageError;
-  in.machine = loadPlanningMachine(flags, diag);
-  if (in.machine)
-    in.file = readModel(input, diag, options);
-  if (in.file)
-    materializeStridedReshapes(in.file->graph);
-  if (in.file)
-    in.registry = loadRegistry(flags, diag);
-  return in.registry ? kSuccess : finishWithErrors(diag, options);
+  c.explicitRoutes = !c.routeDevices.empty();
+  if (!flags.policy.empty() && failed(loadPolicy(flags.policy, diag, c.config)))
+    return finishWithErrors(diag, options);
+  if (!makeConfig(flags, c.config))
+    return kUsageError;
+  machine = loadPlanningMachine(flags, diag);
+  if (machine)
+    registry = loadRegistry(flags, diag);
+  if (!registry)
+    return finishWithErrors(diag, options);
+  c.modelPath = input;
+  c.freeze = options.freeze;
+  c.machine = &*machine;
+  c.registry = &*registry;
+  c.libraries = {FUEL_X86_KERNEL_LIBRARY, FUEL_SPIRV_KERNEL_DIR, FUEL_PTX_KERNEL_DIR};
+  c.compilerVersion = std::string("fuelc ") + FUEL_VERSION;
+  // Without --route, one route over the allowed (or all) devices.
+  if (c.routeDevices.empty()) {
+    c.routeDevices.push_back(c.config.allowedDevices);
+    if (c.routeDevices[0].empty())
+      for (const DeviceSpec &d : machine->devices)
+        c.routeDevices[0].push_back(d.ref);
+  }
+  return kSuccess;
+}
+
+/// The pipeline options of the flags: what to print and where to stop
+/// (after `place` when nothing needs the kernels); false on an unknown pass.
+bool makePipelineOptions(const PlanFlags &flags, PipelineOptions &pipeline) {
+  std::vector<std::string> named = flags.printBefore;
+  named.insert(named.end(), flags.printAfter.begin(), flags.printAfter.end());
+  if (!flags.stopAfter.empty())
+    named.push_back(flags.stopAfter);
+  for (const std::string &name : named)
+    if (!findPass(name)) {
+      std::string known;
+      for (const Pass &p : compilerPasses())
+        known += (known.empty() ? "" : ", ") + p.name;
+      std::cerr << "fuelc: error: no pass named '" << name << "' (passes: " << known
+                << ")\n";
+      return false;
+    }
+  pipeline.printBefore = flags.printBefore;
+  pipeline.printAfter = flags.printAfter;
+  pipeline.print = [](const std::string &text) { std::cout << text; };
+  bool wantsCode = !flags.output.empty() || !flags.spirvDir.empty() ||
+                   flags.emit == "mlir" || flags.emit == "asm" || flags.emit == "ptx";
+  if (!flags.stopAfter.empty() && flags.stopAfter != "serialize" &&
+      !flags.output.empty()) {
+    std::cerr << "fuelc: error: -o writes the artifact, which --stop-after "
+              << flags.stopAfter << " never reaches\n";
+    return false;
+  }
+  if (!flags.stopAfter.empty())
+    pipeline.stopAfter = flags.stopAfter;
+  else if (!wantsCode && flags.printBefore.empty() && flags.printAfter.empty())
+    pipeline.stopAfter = "place";
+  return true;
+}
+
+/// Prints what --emit asks for of the planned routes.
+void emitPlans(const Compilation &c, const PlanFlags &flags) {
+  const Graph &graph = c.file->graph;
+  if (flags.emit == "mlir" || flags.emit == "asm" || flags.emit == "ptx") {
+    for (const RouteCode &code : c.code) {
+      if (flags.emit == "asm") {
+        std::cout << code.assembly;
+        continue;
+      }
+      if (flags.emit == "ptx") {
+        std::cout << code.ptx;
+        continue;
+      }
+      for (const CodegenTarget &target : codegenTargets())
+        if (auto it = code.mlir.find(std::string(target.name)); it != code.mlir.end())
+          std::cout << it->second;
+    }
+    return;
+  }
+  bool several = c.explicitRoutes;
+  if (flags.emit == "plan-json" && several)
+    std::cout << "{\"format\": \"fuel.plan-routes\", \"routes\": [\n";
+  for (size_t r = 0; r < c.routes.size(); ++r) {
+    const ExecutionPlan &plan = c.routes[r].plan;
+    if (flags.emit == "plan-json") {
+      std::cout << (r ? "," : "") << printPlanJson(graph, plan);
+      continue;
+    }
+    if (several && flags.emit != "dot")
+      std::cout << (r ? "\n" : "") << "route " << r << ": " << flags.routes[r] << '\n';
+    std::cout << (flags.emit == "dot" ? printPlanDot(graph, plan)
+                                      : printPlanText(graph, plan));
+  }
+  if (flags.emit == "plan-json" && several)
+    std::cout << "]}\n";
 }
 } // namespace
 
 int driver::runPlan(const std::string &input, const PlanFlags &flags,
-            const DriverOptions &options) {
+                    const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::vector<std::vector<DeviceRef>> routeDevices;
-  if (!parseRoutes(flags, routeDevices))
-    return kUsageError;
-  PlanningInputs in;
-  if (int code = loadPlanningInputs(input, flags, options, diag, in))
+  Compilation c;
+  std::optional<Machine> machine;
+  std::optional<CapsuleRegistry> registry;
+  if (int code = prepareCompilation(input, flags, options, diag, c, machine, registry))
     return code;
-  const ExecutionConfig &config = in.config;
-  const Machine *machine = &*in.machine;
-  const GraphFile *file = &*in.file;
-  const CapsuleRegistry *registry = &*in.registry;
-  // Without --route, one route over the allowed (or all) devices.
-  if (routeDevices.empty()) {
-    routeDevices.push_back(config.allowedDevices);
-    if (routeDevices[0].empty())
-      for (const DeviceSpec &d : machine->devices)
-        routeDevices[0].push_back(d.ref);
-  }
-  std::vector<PlannedRoute> routes;
-  for (size_t r = 0; r < routeDevices.size(); ++r) {
-    ExecutionConfig routeConfig = config;
-    routeConfig.allowedDevices = routeDevices[r];
-    PlannedRoute route{routeDevices[r], {}, {}, {}};
-    if (failed(planGraph(file->graph, *machine, *registry, routeConfig, diag,
-                         *file->locator, route.plan))) {
-      if (!flags.routes.empty())
-        diag.error({}, "route " + std::to_string(r) + " (" + flags.routes[r] +
-                           ") cannot be planned");
-      return finishWithErrors(diag, options);
-    }
-    routes.push_back(std::move(route));
-  }
-  bool wantsCode = !flags.output.empty() || !flags.spirvDir.empty() ||
-                   flags.emit == "mlir" || flags.emit == "asm" || flags.emit == "ptx";
-  std::vector<RouteCode> code(routes.size());
-  bool warnedPtx = false;
-  for (size_t r = 0; r < routes.size() && wantsCode; ++r) {
-    std::string error;
-    KernelLibraries libraries{FUEL_X86_KERNEL_LIBRARY, FUEL_SPIRV_KERNEL_DIR,
-                              FUEL_PTX_KERNEL_DIR};
-    if (failed(generateRouteCode(file->graph, routes[r].plan, libraries,
-                                 flags.emit == "asm", code[r], error))) {
-      diag.error({}, "code generation failed: " + error);
-      return finishWithErrors(diag, options);
-    }
-    routes[r].kernelBinaries = code[r].binaries;
-    routes[r].kernelRevisions = code[r].revisions;
-    if (!flags.spirvDir.empty())
-      if (int status = writeSpirvModules(flags.spirvDir, r, code[r].spirvModules))
-        return status;
-    if (code[r].ptxUnverified && !warnedPtx) {
-      diag.warning({}, "ptxas was not found: the PTX kernels were not assembled, "
-                       "so they are not verified");
-      warnedPtx = true;
-    }
-  }
-  if (!flags.output.empty()) {
-    int code = writeOutput(
-        flags.output, buildPlanArtifact(file->graph, routes, config,
-                                        std::string("fuelc ") + FUEL_VERSION));
-    if (code != kSuccess || flags.emit.empty())
+  PipelineOptions pipeline;
+  if (!makePipelineOptions(flags, pipeline))
+    return kUsageError;
+  c.wantAssembly = flags.emit == "asm";
+  std::vector<PassTiming> timings;
+  LogicalResult result = runPipeline(c, pipeline, diag, timings);
+  if (flags.timePasses)
+    std::cerr << formatPassTimings(timings);
+  if (failed(result))
+    return finishWithErrors(diag, options);
+  // What the flags ask for of the passes that ran.
+  for (size_t r = 0; r < c.code.size() && !flags.spirvDir.empty(); ++r)
+    if (int status = writeSpirvModules(flags.spirvDir, r, c.code[r].spirvModules))
+      return status;
+  if (!flags.output.empty() && !c.artifact.empty()) {
+    if (int code = writeOutput(flags.output, c.artifact); code != kSuccess)
       return code;
+    if (flags.emit.empty())
+      return kSuccess;
   }
-  if (flags.emit == "mlir" || flags.emit == "asm" || flags.emit == "ptx") {
-    for (const RouteCode &c : code)
-      std::cout << (flags.emit == "mlir" ? c.mlir : flags.emit == "asm" ? c.assembly : c.ptx);
-    return kSuccess;
-  }
-  bool several = !flags.routes.empty();
-  if (flags.emit == "plan-json" && several)
-    std::cout << "{\"format\": \"fuel.plan-routes\", \"routes\": [\n";
-  for (size_t r = 0; r < routes.size(); ++r) {
-    const ExecutionPlan &plan = routes[r].plan;
-    if (flags.emit == "plan-json") {
-      std::cout << (r ? "," : "") << printPlanJson(file->graph, plan);
-      continue;
-    }
-    if (several && flags.emit != "dot")
-      std::cout << (r ? "\n" : "") << "route " << r << ": " << flags.routes[r]
-                << '\n';
-    std::cout << (flags.emit == "dot" ? printPlanDot(file->graph, plan)
-                                      : printPlanText(file->graph, plan));
-  }
-  if (flags.emit == "plan-json" && several)
-    std::cout << "]}\n";
+  if (!flags.stopAfter.empty() || !flags.printBefore.empty() || !flags.printAfter.empty())
+    if (flags.emit.empty())
+      return kSuccess; // The printed passes are the output.
+  if (!c.routes.empty())
+    emitPlans(c, flags);
   return kSuccess;
 }
 
@@ -281,29 +302,32 @@ int driver::writeSpirvModules(const std::string &dir, size_t route,
 }
 
 int driver::runExplain(const std::string &input, const PlanFlags &flags,
-               const std::string &node, const DriverOptions &options) {
+                       const std::string &node, const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  PlanningInputs in;
-  if (int code = loadPlanningInputs(input, flags, options, diag, in))
+  Compilation c;
+  std::optional<Machine> machine;
+  std::optional<CapsuleRegistry> registry;
+  if (int code = prepareCompilation(input, flags, options, diag, c, machine, registry))
     return code;
-  const GraphFile *file = &*in.file;
+  PipelineOptions pipeline;
+  pipeline.stopAfter = "place";
+  std::vector<PassTiming> timings;
+  if (failed(runPipeline(c, pipeline, diag, timings)))
+    return finishWithErrors(diag, options);
+  const Graph &graph = c.file->graph;
   std::optional<NodeId> only;
   if (!node.empty()) {
-    for (NodeId n = 0; n < file->graph.numNodes(); ++n)
-      if (file->graph.name(n) == node)
+    for (NodeId n = 0; n < graph.numNodes(); ++n)
+      if (graph.name(n) == node)
         only = n;
     if (!only) {
       diag.error({}, "--node names '" + node + "', which the graph does not have");
       return finishWithErrors(diag, options);
     }
   }
-  ExecutionPlan plan;
-  if (failed(planGraph(file->graph, *in.machine, *in.registry, in.config, diag,
-                       *file->locator, plan)))
-    return finishWithErrors(diag, options);
-  std::cout << explainPlan(file->graph, *in.machine, *in.registry, in.config,
-                           plan, only);
+  std::cout << explainPlan(graph, *machine, *registry, c.config, c.routes.front().plan,
+                           only);
   return kSuccess;
 }
 
@@ -441,6 +465,15 @@ void driver::addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags)
                   "Reject kernels whose relative error may exceed this");
   cmd->add_flag("--prefer-bit-stable", flags.preferBitStable,
                 "Prefer kernels with run-to-run identical bits");
+  cmd->add_option("--print-before", flags.printBefore,
+                  "Print the compilation before this pass (repeatable; the graph, "
+                  "the plans, a target's MLIR or the lowered programs)");
+  cmd->add_option("--print-after", flags.printAfter,
+                  "Print the compilation after this pass (repeatable)");
+  cmd->add_option("--stop-after", flags.stopAfter,
+                  "Run the pipeline up to and including this pass");
+  cmd->add_flag("--time-passes", flags.timePasses,
+                "Report each pass's wall time (and the planner's phases) on stderr");
   cmd->add_flag("--no-fusion", flags.noFusion,
                 "One kernel per node: no fused elementwise chains or epilogues");
   cmd->add_option("--prefer-provider", flags.preferProviders,

@@ -1,8 +1,11 @@
 //===- PlanCodegen.h - Generating the kernels of a plan ---------*- C++ -*-===//
 //
-// Hands each kernel of a planned route to the code generator of its
-// device's backend: x86-64 for CPUs, SPIR-V for Vulkan devices, PTX for
-// CUDA devices.
+// A code generation target compiles the kernels placed on devices of one
+// kind into one artifact section: x86-64 for CPUs, SPIR-V for Vulkan
+// devices, PTX for CUDA devices. Targets are listed once, in
+// codegenTargets(); the compiler pipeline runs one pass per target
+// (`codegen-x86`, ...) and the artifact names the section after it
+// (`kernels.x86`).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_CODEGEN_PLANCODEGEN_H
@@ -11,7 +14,9 @@
 #include "fuel/Planner/Planner.h"
 
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fuel {
@@ -26,26 +31,55 @@ struct KernelLibraries {
   std::string ptxDir;
 };
 
+/// What code generation shows besides the artifact's sections (for --emit
+/// and --print-after).
 struct RouteCode {
-  /// Kernel sections by backend name (`x86`: an ELF shared object,
-  /// `spirv`: the fuel.spirv-kernels section, `ptx`: fuel.ptx-kernels).
-  std::map<std::string, std::string> binaries;
-  /// The MLIR of the x86 kernels then of the GPU kernels, and the assembly
-  /// of the x86 kernels (for --emit).
-  std::string mlir, assembly;
+  /// The MLIR of the kernels, by target.
+  std::map<std::string, std::string> mlir;
+  /// The assembly of the x86 kernels (when asked for).
+  std::string assembly;
   /// SPIR-V binaries by file name (for --spirv-dir), and the PTX (for
   /// --emit=ptx), which no ptxas checked when `ptxUnverified`.
   std::map<std::string, std::string> spirvModules;
   std::string ptx;
   bool ptxUnverified = false;
+};
+
+/// One target's output for a route.
+struct TargetCode {
+  /// The artifact section's bytes (an ELF shared object for x86, the
+  /// fuel.spirv-kernels or fuel.ptx-kernels JSON).
+  std::string section;
   /// Each kernel's revision by symbol: "sha256:<hex>" of its generated code.
   std::map<std::string, std::string> revisions;
 };
 
-LogicalResult generateRouteCode(const Graph &graph, const ExecutionPlan &plan,
-                                const KernelLibraries &libraries,
-                                bool wantAssembly, RouteCode &code,
-                                std::string &error);
+struct CodegenTarget {
+  /// `x86`: the pass `codegen-x86` and the section `kernels.x86`.
+  std::string_view name;
+  DeviceKind deviceKind;
+  /// Compiles `kernels` (all placed on devices of `deviceKind`) for
+  /// `device`, the first such device of the route.
+  LogicalResult (*generate)(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                            const DeviceSpec &device, const KernelLibraries &libraries,
+                            bool wantAssembly, TargetCode &out, RouteCode &code,
+                            std::string &error);
+};
+
+/// Every code generation target, in the order their passes run.
+std::span<const CodegenTarget> codegenTargets();
+
+/// Generates `route`'s kernels for `target`, if any is placed on its
+/// devices: the section goes to route.kernelBinaries, revisions to
+/// route.kernelRevisions, and each device's target to route.kernelTargets.
+LogicalResult generateTargetCode(const CodegenTarget &target, const Graph &graph,
+                                 PlannedRoute &route, const KernelLibraries &libraries,
+                                 bool wantAssembly, RouteCode &code, std::string &error);
+
+/// generateTargetCode for every target.
+LogicalResult generateRouteCode(const Graph &graph, PlannedRoute &route,
+                                const KernelLibraries &libraries, bool wantAssembly,
+                                RouteCode &code, std::string &error);
 
 } // namespace fuel
 

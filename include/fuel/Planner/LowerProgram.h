@@ -13,6 +13,10 @@
 
 namespace fuel {
 
+/// The name of route `routeIndex`'s section `base`: `base` for route 0,
+/// `base.N` for route N (`program.1`, `kernels.x86.1`).
+std::string routeSectionName(std::string_view base, size_t routeIndex);
+
 /// Route `routeIndex` of an artifact (its kernel sections are named after
 /// it: `kernels.x86`, `kernels.x86.1`, ...).
 artifact::Program lowerProgram(const Graph &graph, const PlannedRoute &route,

@@ -23,6 +23,7 @@
 #ifndef FUEL_PLANNER_PLANNER_H
 #define FUEL_PLANNER_PLANNER_H
 
+#include "fuel/Artifact/Program.h"
 #include "fuel/IR/Verifier.h"
 #include "fuel/Planner/Candidates.h"
 #include "fuel/Planner/MemoryPlan.h"
@@ -79,6 +80,10 @@ struct ExecutionPlan {
   double makespan = 0;
   unsigned maxFlowRuns = 0;
   std::vector<std::string> defaultedSymbols;
+  /// Wall time of each planning phase (candidates, fusion, problem,
+  /// placement, copies, schedule, form-kernels, plan-memory), summed over
+  /// memory-capped re-placements: what --time-passes shows under `place`.
+  std::vector<std::pair<std::string, double>> phaseSeconds;
   /// The extent each symbol was priced at: buffers hold values up to these
   /// extents, so they are the run-time upper bounds.
   std::vector<std::pair<std::string, int64_t>> symbolBounds;
@@ -119,15 +124,19 @@ uint64_t constantOffsets(const Graph &graph, std::vector<uint64_t> &offsets);
 struct PlannedRoute {
   std::vector<DeviceRef> devices;
   ExecutionPlan plan;
-  /// The route's kernel binaries by backend (`x86`), from code generation.
+  /// From code generation: the route's kernel binaries by target (`x86`),
+  /// the target compiling each device's kernels (by machine device index),
+  /// and each generated kernel's revision (by symbol): a hash of its code.
   std::map<std::string, std::string> kernelBinaries;
-  /// The revision of each generated kernel (by symbol): a hash of its code.
+  std::map<unsigned, std::string> kernelTargets;
   std::map<std::string, std::string> kernelRevisions;
+  /// The program the runtime executes (LowerProgram.h), lowered last.
+  artifact::Program program;
 };
 
 /// The .fplan artifact: `meta` (compiler, machine, policy, routes), `graph`
-/// (debug information: the graph, constants referring to `weights`), one
-/// lowered program per route (`program`, `program.1`, ...; LowerProgram.h)
+/// (debug information: the graph, constants referring to `weights`), each
+/// route's lowered `program` (`program`, `program.1`, ...; LowerProgram.h)
 /// with its kernel binaries (`kernels.x86`, `kernels.x86.1`, ...) and
 /// `weights` (docs/artifact-format.md).
 std::string buildPlanArtifact(const Graph &graph,

@@ -9,6 +9,7 @@
 
 #include "fuel/Artifact/Artifact.h"
 #include "fuel/Codegen/PlanCodegen.h"
+#include "fuel/Planner/LowerProgram.h"
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Reference/Interpreter.h"
 #include "fuel/Runtime/Runtime.h"
@@ -44,14 +45,15 @@ std::string buildArtifact(const char *text) {
   REQUIRE(g);
   std::optional<Machine> host = loadMachine("host", diag);
   REQUIRE(host);
-  PlannedRoute route{{host->devices[0].ref}, {}, {}, {}};
+  PlannedRoute route;
+  route.devices = {host->devices[0].ref};
   ExecutionConfig config;
   CapsuleRegistry registry = CapsuleRegistry::builtin(); // The plan points into it.
   REQUIRE(succeeded(planGraph(*g, *host, registry, config, diag, *locator, route.plan)));
   RouteCode code;
   std::string error;
-  REQUIRE(succeeded(generateRouteCode(*g, route.plan, {}, false, code, error)));
-  route.kernelBinaries = code.binaries;
+  REQUIRE(succeeded(generateRouteCode(*g, route, {}, false, code, error)));
+  route.program = lowerProgram(*g, route, 0);
   return buildPlanArtifact(*g, {route}, config, "fuelc test");
 }
 

@@ -1,0 +1,143 @@
+//===- Passes.cpp - The passes of fuelc's compiler pipeline ---------------===//
+//
+// Each pass is a thin wrapper over its library's entry point (importModel,
+// materializeStridedReshapes, planGraph, generateTargetCode, lowerProgram,
+// buildPlanArtifact); this file is the one place that says in which order
+// they run and what each prints.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/Compiler/Pipeline.h"
+
+#include "fuel/Planner/LowerProgram.h"
+#include "fuel/Support/Sha256.h"
+#include "fuel/Transforms/Materialize.h"
+
+using namespace fuel;
+
+/// "cpu:0,cuda:0".
+static std::string formatRoute(const std::vector<DeviceRef> &devices) {
+  std::string out;
+  for (DeviceRef d : devices)
+    out += (out.empty() ? "" : ",") + formatDevice(d);
+  return out;
+}
+
+/// `print(route)` for every route, each behind a `route N:` line when
+/// there are several.
+template <typename Fn>
+static std::string perRoute(const Compilation &c, Fn print) {
+  std::string out;
+  for (size_t r = 0; r < c.routes.size(); ++r) {
+    if (c.routes.size() > 1)
+      out += "route " + std::to_string(r) + " (" + formatRoute(c.routeDevices[r]) + "):\n";
+    out += print(r);
+  }
+  return out;
+}
+
+static LogicalResult importPass(Compilation &c, DiagnosticEngine &diag) {
+  c.file = importModel(c.modelPath, c.freeze, diag);
+  return success(c.file.has_value());
+}
+
+static std::string printGraph(const Compilation &c) {
+  return c.file ? printGraphJson(c.file->graph) : std::string();
+}
+
+static LogicalResult materializePass(Compilation &c, DiagnosticEngine &) {
+  materializeStridedReshapes(c.file->graph);
+  return success();
+}
+
+static LogicalResult placePass(Compilation &c, DiagnosticEngine &diag) {
+  c.routes.clear();
+  for (size_t r = 0; r < c.routeDevices.size(); ++r) {
+    ExecutionConfig config = c.config;
+    config.allowedDevices = c.routeDevices[r];
+    PlannedRoute route;
+    route.devices = c.routeDevices[r];
+    if (failed(planGraph(c.file->graph, *c.machine, *c.registry, config, diag,
+                         *c.file->locator, route.plan))) {
+      if (c.explicitRoutes)
+        diag.error({}, "route " + std::to_string(r) + " (" +
+                           formatRoute(c.routeDevices[r]) + ") cannot be planned");
+      return failure();
+    }
+    c.routes.push_back(std::move(route));
+  }
+  c.code.assign(c.routes.size(), {});
+  return success();
+}
+
+static std::string printPlans(const Compilation &c) {
+  return perRoute(c, [&](size_t r) { return printPlanText(c.file->graph, c.routes[r].plan); });
+}
+
+static Pass codegenPass(const CodegenTarget &target) {
+  std::string name(target.name);
+  auto run = [&target](Compilation &c, DiagnosticEngine &diag) {
+    bool unverified = false;
+    for (size_t r = 0; r < c.routes.size(); ++r) {
+      std::string error;
+      if (failed(generateTargetCode(target, c.file->graph, c.routes[r], c.libraries,
+                                    c.wantAssembly, c.code[r], error))) {
+        diag.error({}, "code generation failed: " + error);
+        return failure();
+      }
+      unverified |= c.code[r].ptxUnverified;
+    }
+    if (unverified)
+      diag.warning({}, "ptxas was not found: the PTX kernels were not assembled, "
+                       "so they are not verified");
+    return success();
+  };
+  auto print = [name](const Compilation &c) {
+    return perRoute(c, [&](size_t r) {
+      auto it = c.code[r].mlir.find(name);
+      return it == c.code[r].mlir.end() ? std::string() : it->second;
+    });
+  };
+  return {"codegen-" + name, "generate the " + name + " kernels of every route", run,
+          print};
+}
+
+static LogicalResult lowerPass(Compilation &c, DiagnosticEngine &) {
+  for (size_t r = 0; r < c.routes.size(); ++r)
+    c.routes[r].program = lowerProgram(c.file->graph, c.routes[r], r);
+  return success();
+}
+
+static std::string printPrograms(const Compilation &c) {
+  return perRoute(c, [&](size_t r) { return artifact::printProgram(c.routes[r].program); });
+}
+
+static LogicalResult serializePass(Compilation &c, DiagnosticEngine &) {
+  c.artifact = buildPlanArtifact(c.file->graph, c.routes, c.config, c.compilerVersion);
+  return success();
+}
+
+static std::string printArtifact(const Compilation &c) {
+  return "artifact: " + std::to_string(c.artifact.size()) + " bytes, sha256 " +
+         toHex(Sha256::of(c.artifact)) + "\n";
+}
+
+const std::vector<Pass> &fuel::compilerPasses() {
+  static const std::vector<Pass> passes = [] {
+    std::vector<Pass> list{
+        {"import", "read the model; verify it and infer every type", importPass,
+         printGraph},
+        {"materialize", "insert contiguous before reshapes no strides express",
+         materializePass, printGraph},
+        {"place", "place, fuse, form kernels and plan memory for every route", placePass,
+         printPlans}};
+    for (const CodegenTarget &target : codegenTargets())
+      list.push_back(codegenPass(target));
+    list.push_back({"lower", "lower every route to the program the runtime executes",
+                    lowerPass, printPrograms});
+    list.push_back({"serialize", "write the .fplan artifact's bytes", serializePass,
+                    printArtifact});
+    return list;
+  }();
+  return passes;
+}

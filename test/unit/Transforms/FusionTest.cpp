@@ -1,0 +1,87 @@
+//===- FusionTest.cpp - Fusion groups on their own ------------------------===//
+//
+// fusionGroups on small graphs read from fuel.graph text: what joins a
+// group (single-consumer elementwise chains, a head's epilogue, a
+// reduction's prologue) and what never does (a value read twice, nodes
+// pinned to different devices).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/IR/Verifier.h"
+#include "fuel/Import/GraphJson.h"
+#include "fuel/Transforms/Fusion.h"
+
+#include <catch2/catch.hpp>
+
+using namespace fuel;
+
+namespace {
+/// An inline data array of `n` zeros.
+std::string zeros(int n) {
+  std::string out = "[0";
+  for (int i = 1; i < n; ++i)
+    out += ", 0";
+  return out + "]";
+}
+
+/// The fusion root of every node, by name.
+std::map<std::string, std::string> groupsOf(const std::string &nodes,
+                                            const std::string &outputs) {
+  std::string text = R"({"format": "fuel.graph", "version": 1, "name": "g",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 8]}],
+    "constants": [{"name": "w", "dtype": "f32", "shape": [8, 8], "data": )" +
+                     zeros(64) + R"(},
+                  {"name": "b", "dtype": "f32", "shape": [8], "data": )" + zeros(8) + R"(}],
+    "nodes": )" + nodes + R"(, "outputs": )" + outputs + "}";
+  DiagnosticEngine diag;
+  std::optional<Graph> g = parseGraphJson(text, "g.json", {}, diag);
+  REQUIRE(g);
+  std::vector<NodeId> order;
+  REQUIRE(topologicalOrder(*g, order));
+  std::vector<int> pinOf(g->numNodes(), -1);
+  for (NodeId n = 0; n < g->numNodes(); ++n)
+    if (g->placement(n))
+      pinOf[n] = g->placement(n)->kind == DeviceKind::CPU ? 0 : 1;
+  std::vector<NodeId> roots = fusionGroups(*g, order, pinOf);
+  std::map<std::string, std::string> out;
+  for (NodeId n = 0; n < g->numNodes(); ++n)
+    out[std::string(g->name(n))] = std::string(g->name(roots[n]));
+  return out;
+}
+} // namespace
+
+TEST_CASE("a linear and its activation chain are one group", "[fusion]") {
+  auto groups = groupsOf(R"([{"id": "l", "op": "linear", "inputs": ["x", "w", "b"]},
+                             {"id": "g", "op": "gelu", "inputs": ["l"]},
+                             {"id": "e", "op": "exp", "inputs": ["g"]}])",
+                         R"(["e"])");
+  CHECK(groups["l"] == "e");
+  CHECK(groups["g"] == "e");
+  CHECK(groups["e"] == "e");
+}
+
+TEST_CASE("a value read twice is not fused into its readers", "[fusion]") {
+  auto groups = groupsOf(R"([{"id": "r", "op": "relu", "inputs": ["x"]},
+                             {"id": "a", "op": "exp", "inputs": ["r"]},
+                             {"id": "c", "op": "neg", "inputs": ["r"]}])",
+                         R"(["a", "c"])");
+  CHECK(groups["r"] == "r");
+  CHECK(groups["a"] == "a");
+  CHECK(groups["c"] == "c");
+}
+
+TEST_CASE("an elementwise prologue joins the reduction it feeds", "[fusion]") {
+  auto groups = groupsOf(R"([{"id": "m", "op": "mul", "inputs": ["x", "x"]},
+                             {"id": "s", "op": "reduce_sum", "inputs": ["m"],
+                              "attrs": {"axes": [1]}}])",
+                         R"(["s"])");
+  CHECK(groups["m"] == "s");
+}
+
+TEST_CASE("nodes pinned to different devices never share a group", "[fusion]") {
+  auto groups = groupsOf(R"([{"id": "r", "op": "relu", "inputs": ["x"], "placement": "cpu:0"},
+                             {"id": "e", "op": "exp", "inputs": ["r"], "placement": "cuda:0"}])",
+                         R"(["e"])");
+  CHECK(groups["r"] == "r");
+  CHECK(groups["e"] == "e");
+}
