@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 using namespace fuel;
 
@@ -66,8 +67,8 @@ template <typename Fn> static double seconds(Fn fn) {
 int main(int argc, char **argv) {
   size_t maxNodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   CapsuleRegistry registry = CapsuleRegistry::builtin();
-  std::printf("| machine | nodes | optimal placer | greedy placer | optimal / greedy time | greedy cost / optimal cost | exact |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+  std::printf("| machine | nodes | optimal placer | greedy placer | optimal / greedy time | greedy cost / optimal cost | exact | optimal placer's phases (ns/node) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const char *machineName : {"ci", "h200"}) {
     DiagnosticEngine diag;
     diag.setHandler([](const Diagnostic &d) { std::fprintf(stderr, "%s\n", diagnosticToJson(d).c_str()); });
@@ -87,10 +88,14 @@ int main(int argc, char **argv) {
         if (failed(planGraph(g, *machine, registry, config, diag, SourceLocator(), greedy)))
           std::exit(1);
       });
-      std::printf("| %s | %zu | %.0f ns/node (%.3f s) | %.0f ns/node | %.2f | %.3f | %s |\n",
+      std::string phases;
+      for (const auto &[phase, t] : optimal.phaseSeconds)
+        phases += (phases.empty() ? "" : ", ") + phase + " " +
+                  std::to_string(static_cast<long>(t * 1e9 / n));
+      std::printf("| %s | %zu | %.0f ns/node (%.3f s) | %.0f ns/node | %.2f | %.3f | %s | %s |\n",
                   machineName, n, tOpt * 1e9 / n, tOpt, tGreedy * 1e9 / n,
                   tOpt / tGreedy, greedy.cost / optimal.cost,
-                  optimal.exact ? "yes" : "no");
+                  optimal.exact ? "yes" : "no", phases.c_str());
       std::fflush(stdout);
     }
   }

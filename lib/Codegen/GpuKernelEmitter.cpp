@@ -2,6 +2,7 @@
 
 #include "GpuKernelEmitter.h"
 
+#include "fuel/Artifact/Program.h"
 #include "fuel/IR/OpKind.h"
 #include "fuel/Support/Sha256.h"
 #include "fuel/Planner/Capsule.h"
@@ -427,6 +428,10 @@ LogicalResult fuel::emitGpuModule(const Graph &graph,
       error = "node '" + std::string(graph.name(spec.nodes.back())) + "': " + why;
       return failure();
     }
+    std::vector<std::pair<DType, size_t>> args;
+    for (const KernelArg &arg : spec.args)
+      args.emplace_back(graph.dtype(arg.value), graph.shape(arg.value).size());
+    kernel.signature = artifact::kernelSignature(args, !spec.symbols.empty());
     // A library kernel alone generates no code: its capsule's revision stands.
     if (module.size() > start)
       kernel.revision =

@@ -23,7 +23,9 @@ nlohmann::ordered_json codegen::describeGpuKernels(
                               {"per_group", d.grid.perGroup}}},
                             {"constants", d.constants}});
     }
-    list.push_back({{"symbol", kernel.symbol}, {"dispatches", std::move(dispatches)}});
+    list.push_back({{"symbol", kernel.symbol},
+                    {"signature", kernel.signature},
+                    {"dispatches", std::move(dispatches)}});
   }
   return list;
 }

@@ -81,12 +81,10 @@ public:
                                     std::string &error) = 0;
   /// The entry point of `symbol`, or nullptr when the binary lacks it.
   virtual void *findKernel(const std::string &symbol) = 0;
-  /// What the binary says kernel `symbol` takes (artifact::kernelSignature),
-  /// or nullopt where its format does not say (GPU sections describe their
-  /// dispatches' arguments instead).
-  virtual std::optional<std::string> kernelSignature(const std::string &symbol) {
-    return std::nullopt;
-  }
+  /// What the binary says kernel `symbol` takes (artifact::kernelSignature:
+  /// an x86 object's `<symbol>_signature`, a GPU section's `signature`), or
+  /// nullopt when the binary has no such kernel.
+  virtual std::optional<std::string> kernelSignature(const std::string &symbol) = 0;
   /// Prepares `call` for launches (runs on the runtime's binding thread,
   /// while earlier kernels execute).
   virtual void prepare(KernelCall &call) {}

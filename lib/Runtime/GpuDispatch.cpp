@@ -14,6 +14,7 @@ LogicalResult runtime::readGpuKernels(const json &list, size_t modules,
   for (const json &k : list) {
     GpuKernelInfo kernel;
     kernel.symbol = k.at("symbol");
+    kernel.signature = k.at("signature");
     for (const json &d : k.at("dispatches")) {
       GpuDispatchInfo dispatch;
       dispatch.module = d.at("module");

@@ -35,6 +35,8 @@ struct GpuDispatchInfo {
 
 struct GpuKernelInfo {
   std::string symbol;
+  /// What the kernel takes (artifact::kernelSignature).
+  std::string signature;
   std::vector<GpuDispatchInfo> dispatches;
 };
 

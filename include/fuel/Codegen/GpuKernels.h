@@ -49,6 +49,9 @@ struct GpuKernel {
   std::string symbol;
   /// "sha256:<hex>" of the kernel's generated code (its provenance).
   std::string revision;
+  /// What it takes (artifact::kernelSignature), which the runtime compares
+  /// with the arguments the program passes it.
+  std::string signature;
   std::vector<GpuDispatch> dispatches;
 };
 

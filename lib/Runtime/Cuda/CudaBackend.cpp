@@ -92,6 +92,10 @@ public:
   LogicalResult loadKernels(std::string_view binary, const artifact::Program &program,
                             unsigned device, std::string &error) override;
   void *findKernel(const std::string &symbol) override;
+  std::optional<std::string> kernelSignature(const std::string &symbol) override {
+    auto *kernel = static_cast<const GpuKernelInfo *>(findKernel(symbol));
+    return kernel ? kernel->signature : std::optional<std::string>();
+  }
   void prepare(KernelCall &call) override;
   void launch(KernelCall &call) override;
   void upload(char *to, const char *from, size_t bytes) override;
