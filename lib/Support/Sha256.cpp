@@ -4,6 +4,10 @@
 
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 using namespace fuel;
 
 static constexpr uint32_t kRoundConstants[64] = {
@@ -21,11 +25,8 @@ static constexpr uint32_t kRoundConstants[64] = {
 
 static uint32_t rotr(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
 
-Sha256::Sha256()
-    : state{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
-            0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
-
-void Sha256::block(const uint8_t *p) {
+/// The portable compression of one block.
+static void compressBlock(std::array<uint32_t, 8> &state, const uint8_t *p) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i)
     w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 |
@@ -61,6 +62,75 @@ void Sha256::block(const uint8_t *p) {
   state[7] += h;
 }
 
+#if defined(__x86_64__)
+/// The compression of `count` blocks with the x86 SHA extensions. The state
+/// lives in two registers as the instructions want it: ABEF and CDGH.
+__attribute__((target("sha,ssse3,sse4.1"))) static void
+compressShaExtensions(std::array<uint32_t, 8> &state, const uint8_t *p, size_t count) {
+  // Message words are big-endian: reverse the bytes of each 32-bit lane.
+  const __m128i byteSwap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&state[0]));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&state[4]));
+  __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; count > 0; --count, p += 64) {
+    __m128i abefSaved = abef, cdghSaved = cdgh;
+    __m128i w[4]; // The last four groups of four message words.
+    for (int group = 0; group < 16; ++group) {
+      __m128i &words = w[group % 4];
+      if (group < 4)
+        words = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * group)), byteSwap);
+      else // w[t-16] + s0(w[t-15]) + w[t-7] + s1(w[t-2]), four at a time.
+        words = _mm_sha256msg2_epu32(
+            _mm_add_epi32(_mm_sha256msg1_epu32(words, w[(group + 1) % 4]),
+                          _mm_alignr_epi8(w[(group + 3) % 4], w[(group + 2) % 4], 4)),
+            w[(group + 3) % 4]);
+      __m128i message = _mm_add_epi32(
+          words, _mm_loadu_si128(
+                     reinterpret_cast<const __m128i *>(&kRoundConstants[4 * group])));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, message);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(message, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abefSaved);
+    cdgh = _mm_add_epi32(cdgh, cdghSaved);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(&state[0]), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(&state[4]), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+static bool hasShaExtensions() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(Implementation implementation)
+    : state{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
+            0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {
+  static const bool available = hasShaExtensions();
+  accelerated = available && implementation == Implementation::Fastest;
+}
+
+void Sha256::blocks(const uint8_t *p, size_t count) {
+#if defined(__x86_64__)
+  if (accelerated) {
+    compressShaExtensions(state, p, count);
+    return;
+  }
+#endif
+  for (; count > 0; --count, p += 64)
+    compressBlock(state, p);
+}
+
 void Sha256::update(std::string_view bytes) {
   const uint8_t *p = reinterpret_cast<const uint8_t *>(bytes.data());
   size_t n = bytes.size();
@@ -73,11 +143,12 @@ void Sha256::update(std::string_view bytes) {
     n -= take;
     if (buffered < 64)
       return;
-    block(buffer);
+    blocks(buffer, 1);
     buffered = 0;
   }
-  for (; n >= 64; p += 64, n -= 64)
-    block(p);
+  blocks(p, n / 64);
+  p += n / 64 * 64;
+  n %= 64;
   std::memcpy(buffer, p, n);
   buffered = n;
 }
