@@ -27,7 +27,7 @@ constexpr int64_t kParallelWork = int64_t(1) << 16;
 
 class CpuBackend final : public Backend {
 public:
-  explicit CpuBackend(unsigned threads) : pool(threads) {}
+  explicit CpuBackend(std::unique_ptr<ThreadPool> pool) : pool(std::move(pool)) {}
   ~CpuBackend() override {
     if (library) {
       // Library kernels free their per-thread memory before the code goes.
@@ -91,12 +91,12 @@ public:
     using Entry = void (*)(void **);
     auto entry = reinterpret_cast<Entry>(call.entry);
     int64_t extent = call.splitExtent;
-    int64_t chunks = std::min<int64_t>(pool.size(), extent);
+    int64_t chunks = std::min<int64_t>(pool->size(), extent);
     if (chunks <= 1 || call.work < kParallelWork) {
       entry(call.argv.data());
       return;
     }
-    pool.parallelFor(chunks, [&](int64_t c) {
+    pool->parallelFor(chunks, [&](int64_t c) {
       int64_t lo = extent * c / chunks, hi = extent * (c + 1) / chunks;
       std::vector<std::vector<int64_t>> slices = call.descriptors;
       std::vector<void *> argv(slices.size());
@@ -116,7 +116,7 @@ public:
   void wait() override {}
 
 private:
-  ThreadPool pool;
+  std::unique_ptr<ThreadPool> pool;
   char *arena = nullptr;
   void *library = nullptr;
 };
@@ -133,5 +133,8 @@ std::unique_ptr<Backend> runtime::createCpuBackend(const artifact::Device &devic
     why += ", which kernels built for " + device.target + " need";
     return nullptr;
   }
-  return std::make_unique<CpuBackend>(threads);
+  std::unique_ptr<ThreadPool> pool = ThreadPool::create(threads, why);
+  if (!pool)
+    return nullptr;
+  return std::make_unique<CpuBackend>(std::move(pool));
 }

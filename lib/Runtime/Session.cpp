@@ -502,6 +502,12 @@ std::unique_ptr<Session> Session::load(std::shared_ptr<const FileBuffer> artifac
   auto impl = std::make_unique<Impl>();
   impl->artifact = std::move(artifact);
   impl->name = name;
+  if (options.threads > kMaxThreads) {
+    (void)impl->error(diag, "asked for " + std::to_string(options.threads) +
+                                " threads; the runtime runs at most " +
+                                std::to_string(kMaxThreads));
+    return nullptr;
+  }
   impl->threads = options.threads ? options.threads
                                   : std::max(1u, std::thread::hardware_concurrency());
   impl->profiling.store(options.profile, std::memory_order_relaxed);

@@ -2,11 +2,22 @@
 
 #include "ThreadPool.h"
 
+#include <system_error>
+
 using namespace fuel::runtime;
 
-ThreadPool::ThreadPool(unsigned threads) {
-  for (unsigned i = 1; i < threads; ++i)
-    workers.emplace_back([this] { work(); });
+std::unique_ptr<ThreadPool> ThreadPool::create(unsigned threads, std::string &why) {
+  std::unique_ptr<ThreadPool> pool(new ThreadPool());
+  for (unsigned i = 1; i < threads; ++i) {
+    try {
+      pool->workers.emplace_back([p = pool.get()] { p->work(); });
+    } catch (const std::system_error &e) {
+      why = "cannot start worker thread " + std::to_string(i) + " of " +
+            std::to_string(threads - 1) + " (" + e.what() + ")";
+      return nullptr; // The destructor stops the ones started.
+    }
+  }
+  return pool;
 }
 
 ThreadPool::~ThreadPool() {

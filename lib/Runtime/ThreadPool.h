@@ -12,6 +12,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -20,14 +22,17 @@ namespace fuel::runtime {
 
 class ThreadPool {
 public:
-  /// `threads` counts the caller: 1 means no workers.
-  explicit ThreadPool(unsigned threads);
+  /// `threads` counts the caller: 1 means no workers. When the system
+  /// cannot start them all (EAGAIN under a thread or memory limit), nullptr
+  /// with the reason in `why`: never fewer threads than asked for.
+  static std::unique_ptr<ThreadPool> create(unsigned threads, std::string &why);
   ~ThreadPool();
   unsigned size() const { return static_cast<unsigned>(workers.size()) + 1; }
   /// Runs fn(i) for i in [0, count), returning when all are done.
   void parallelFor(int64_t count, const std::function<void(int64_t)> &fn);
 
 private:
+  ThreadPool() = default;
   void work();
   void runChunks(const std::function<void(int64_t)> &fn, int64_t count);
 

@@ -38,7 +38,7 @@ int run(int argc, char **argv) {
   app.add_option("--input", inputs, "NAME=FILE.npy for each graph input");
   app.add_option("--output", outputs, "FILE.npy for each graph output, in order");
   app.add_option("--threads", options.threads,
-                 "Threads for CPU kernels (default: one per core)");
+                 "Threads for CPU kernels (default: one per core; at most 1024)");
   app.add_option("--bench", benchRuns,
                  "Run N more times and print median/min/max latency");
   app.add_flag("--profile", options.profile,
@@ -78,6 +78,10 @@ int run(int argc, char **argv) {
       std::cerr << (input.path.empty() ? "fuel-run" : input.path)
                 << ": error: " << error << '\n';
       return input.path.empty() ? 2 : 1;
+    }
+    if (tensors.count(input.name)) {
+      std::cerr << "fuel-run: error: --input '" << input.name << "' is given twice\n";
+      return 2;
     }
     tensors[input.name] = {input.array.dtype, input.array.shape,
                            std::string(input.data())};

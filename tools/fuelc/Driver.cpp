@@ -2,6 +2,11 @@
 
 #include "Driver.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -33,11 +38,19 @@ int driver::writeOutput(const std::string &output, const std::string &text) {
     std::cout << text;
     return kSuccess;
   }
-  std::ofstream file(output, std::ios::binary);
+  // Written beside the target and renamed over it once complete, so a full
+  // disk or a kill never leaves a truncated file (and keeps the old one).
+  std::string temporary = output + ".tmp" + std::to_string(::getpid());
+  std::ofstream file(temporary, std::ios::binary);
   file << text;
   file.close();
-  if (!file) {
-    std::cerr << "fuelc: error: cannot write '" << output << "'\n";
+  std::error_code ec;
+  if (file)
+    std::filesystem::rename(temporary, output, ec);
+  if (!file || ec) {
+    std::string why = ec ? ec.message() : std::strerror(errno);
+    std::filesystem::remove(temporary, ec);
+    std::cerr << "fuelc: error: cannot write '" << output << "': " << why << '\n';
     return kInputError;
   }
   return kSuccess;

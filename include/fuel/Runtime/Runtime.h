@@ -44,8 +44,13 @@ struct Tensor {
   std::string data;
 };
 
+/// More CPU threads than this is a load error, not thousands of idle
+/// workers.
+inline constexpr unsigned kMaxThreads = 1024;
+
 struct RuntimeOptions {
-  /// Threads for CPU kernels (the caller's included); 0: one per core.
+  /// Threads for CPU kernels (the caller's included); 0: one per core; at
+  /// most kMaxThreads.
   unsigned threads = 0;
   /// Per-step timing (fuel-run --profile); off costs one relaxed atomic
   /// load per step.
