@@ -143,13 +143,22 @@ std::optional<CapsuleRegistry> loadRegistry(const PlanFlags &flags,
   return registry;
 }
 
-/// The compilation `plan` and `explain` run: policy, flags, machine and
-/// kernels read, routes chosen; returns kSuccess or the exit code to stop
-/// with (after printing why).
+/// The compilation `plan` and `explain` run, with the machine and kernels it
+/// points into.
+struct PreparedCompilation {
+  std::optional<Machine> machine;
+  std::optional<CapsuleRegistry> registry;
+  Compilation c;
+};
+
+/// Reads the policy, flags, machine and kernels and chooses the routes;
+/// returns kSuccess or the exit code to stop with (after printing why).
 int prepareCompilation(const std::string &input, const PlanFlags &flags,
                        const DriverOptions &options, DiagnosticEngine &diag,
-                       Compilation &c, std::optional<Machine> &machine,
-                       std::optional<CapsuleRegistry> &registry) {
+                       PreparedCompilation &prepared) {
+  Compilation &c = prepared.c;
+  std::optional<Machine> &machine = prepared.machine;
+  std::optional<CapsuleRegistry> &registry = prepared.registry;
   if (!parseRoutes(flags, c.routeDevices))
     return kUsageError;
   c.explicitRoutes = !c.routeDevices.empty();
@@ -254,11 +263,10 @@ int driver::runPlan(const std::string &input, const PlanFlags &flags,
                     const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  Compilation c;
-  std::optional<Machine> machine;
-  std::optional<CapsuleRegistry> registry;
-  if (int code = prepareCompilation(input, flags, options, diag, c, machine, registry))
+  PreparedCompilation prepared;
+  if (int code = prepareCompilation(input, flags, options, diag, prepared))
     return code;
+  Compilation &c = prepared.c;
   PipelineOptions pipeline;
   if (!makePipelineOptions(flags, pipeline))
     return kUsageError;
@@ -305,11 +313,10 @@ int driver::runExplain(const std::string &input, const PlanFlags &flags,
                        const std::string &node, const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  Compilation c;
-  std::optional<Machine> machine;
-  std::optional<CapsuleRegistry> registry;
-  if (int code = prepareCompilation(input, flags, options, diag, c, machine, registry))
+  PreparedCompilation prepared;
+  if (int code = prepareCompilation(input, flags, options, diag, prepared))
     return code;
+  Compilation &c = prepared.c;
   PipelineOptions pipeline;
   pipeline.stopAfter = "place";
   std::vector<PassTiming> timings;
@@ -326,8 +333,8 @@ int driver::runExplain(const std::string &input, const PlanFlags &flags,
       return finishWithErrors(diag, options);
     }
   }
-  std::cout << explainPlan(graph, *machine, *registry, c.config, c.routes.front().plan,
-                           only);
+  std::cout << explainPlan(graph, *prepared.machine, *prepared.registry, c.config,
+                           c.routes.front().plan, only);
   return kSuccess;
 }
 
