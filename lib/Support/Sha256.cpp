@@ -5,6 +5,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -104,10 +105,15 @@ compressShaExtensions(std::array<uint32_t, 8> &state, const uint8_t *p, size_t c
 }
 #endif
 
+/// CPUID: SHA (leaf 7, EBX bit 29), SSSE3 and SSE4.1 (leaf 1, ECX bits 9
+/// and 19). Read directly: not every compiler's __builtin_cpu_supports
+/// knows "sha".
 static bool hasShaExtensions() {
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 9)) || !(c & (1u << 19)))
+    return false;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
 #else
   return false;
 #endif
