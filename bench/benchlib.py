@@ -1,6 +1,7 @@
 """Helpers shared by the kernel benchmarks: graphs written to a work
 directory, planned with fuelc, run with fuel-run (medians), and Markdown
 tables. Import after setting the BLAS environment (numpy loads it)."""
+import collections
 import json
 import os
 import re
@@ -10,6 +11,10 @@ import time
 import numpy as np
 
 REPEATS = 5
+
+# One fuel-run --bench: median latency of the warm runs, artifact load and
+# first run (the cold start), all ms, and {kernel label: warm ms per call}.
+Run = collections.namedtuple("Run", "latency load first kernels")
 
 
 class Bench:
@@ -42,20 +47,20 @@ class Bench:
         return out
 
     def run(self, artifact, inputs, threads, runs=REPEATS, profile=False):
-        """(median latency ms, load ms, {kernel label: ms per call})."""
+        """A Run; kernel times (with `profile`) are of the warm runs."""
         cmd = [self.fuel_run, "-q", artifact, "--threads", str(threads), "--bench", str(runs)]
         for name, path in inputs.items():
             cmd += ["--input", f"{name}={path}"]
         if profile:
             cmd.append("--profile")
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        m = re.search(r"load ([\d.]+) ms .* median ([\d.]+) ms", out)
+        m = re.search(r"load ([\d.]+) ms \(first run ([\d.]+) ms\).* median ([\d.]+) ms", out)
         kernels = {}
         for line in out.splitlines()[1:]:
             parts = line.split("\t")
             if len(parts) == 5 and parts[2].isdigit():
                 kernels[parts[0]] = float(parts[3]) / int(parts[2])
-        return float(m.group(2)), float(m.group(1)), kernels
+        return Run(float(m.group(3)), float(m.group(1)), float(m.group(2)), kernels)
 
     def add(self, name, ours, reference, ratio):
         self.rows.append((name, ours, reference, ratio))

@@ -1,13 +1,22 @@
 #!/usr/bin/python3
-"""End-to-end CPU latency of the PyTorch-exported example models
-(examples/pytorch/export.py --bench): fuelc (import, plan for the `host`
-machine, fuel-run --bench) against ONNX Runtime (npm onnxruntime-node, CPU
-provider, all graph optimizations) and PyTorch eager (no_grad), same
-machine, same thread count, in one run, medians.
+"""End-to-end CPU latency of PyTorch-exported models: fuelc (import, plan for
+the `host` machine, fuel-run --bench) against ONNX Runtime (npm
+onnxruntime-node, CPU provider, all graph optimizations, sequential
+execution, intra-op threads = T) and PyTorch eager (no_grad), same machine,
+same thread count, interleaved in rounds, medians.
 
-Usage: onnx_models.py BUILD_DIR WORKDIR ORT_DIR
+Models (random weights, fixed seeds): the MLP, transformer encoder layer and
+GPT-style decoder block of examples/pytorch/export.py --bench, ResNet-18 and
+five more torchvision CNNs at 224x224, batch 1; the encoder and ResNet-18
+also at batch 8. Prints the warm latency table with the geometric mean of
+the ratios per thread count, then the cold start (fuelc: artifact load +
+first run; ONNX Runtime: session creation + first run).
+
+Usage: onnx_models.py BUILD_DIR WORKDIR ORT_DIR [--quick]
 ORT_DIR holds node_modules/onnxruntime-node (scripts/bench.sh installs it).
+--quick: one round of 5 runs (a smoke run, not figures to publish).
 """
+import math
 import os
 import subprocess
 import sys
@@ -16,45 +25,90 @@ import sys
 # from whatever is measured next in this process's children.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
+import torchvision  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "pytorch"))
 import export  # noqa: E402
 
-from benchlib import Bench, timed  # noqa: E402
+from benchlib import Bench, median, timed  # noqa: E402
 
-RUNS = 20
 build, work, ort_dir = sys.argv[1:4]
+quick = "--quick" in sys.argv
+ROUNDS, RUNS = (1, 5) if quick else (3, 20)
+CNNS = ("mobilenet_v2", "efficientnet_b0", "shufflenet_v2_x1_0", "squeezenet1_1", "googlenet")
+
+
+def models():
+    """(name, module, input) in a fixed order and seed."""
+    for name, module, x in export.models(bench=True):
+        yield name, module, x
+        if name in ("encoder", "resnet18"):
+            yield name, module, torch.randn(8, *x.shape[1:])
+    torch.manual_seed(0)
+    for name in CNNS:
+        yield name, getattr(torchvision.models, name)(weights=None), torch.randn(1, 3, 224, 224)
+
+
+def ort(path, raw, shape, threads):
+    """(median warm ms, cold ms) in ONNX Runtime."""
+    out = subprocess.run(
+        ["node", os.path.join(HERE, "ort_latency.js"), path, raw, ",".join(map(str, shape)),
+         str(threads), str(RUNS)],
+        check=True, capture_output=True, text=True,
+        env={**os.environ, "NODE_PATH": os.path.join(ort_dir, "node_modules")}).stdout.split()
+    return float(out[0]), float(out[1])
+
+
 os.makedirs(work, exist_ok=True)
 bench = Bench(build, work, ["--machine", "host"])
-rows = []
-for name, module, x in export.models(bench=True):
+warm, cold = [], []
+for name, module, x in models():
     module.eval()
-    path = os.path.join(work, name + ".onnx")
+    label = f"{name}-{x.shape[0]}"
+    path = os.path.join(work, label + ".onnx")
     export.export(module, x, path)
-    raw = os.path.join(work, name + ".f32")
+    raw = os.path.join(work, label + ".f32")
     x.numpy().tofile(raw)
-    npy = bench.save(name + ".input", x.numpy())
-    artifact = os.path.join(work, name + ".fplan")
+    npy = bench.save(label + ".input", x.numpy())
+    artifact = os.path.join(work, label + ".fplan")
     subprocess.run([bench.fuelc, "plan", path, "--machine", "host", "--dim", f"B={x.shape[0]}",
                     "-o", artifact], check=True)
-    for threads in (1, os.cpu_count()):
-        ours = bench.run(artifact, {"x": npy}, threads, runs=RUNS)[0]
-        ort = float(subprocess.run(
-            ["node", os.path.join(HERE, "ort_latency.js"), path, raw,
-             ",".join(map(str, x.shape)), str(threads), str(RUNS)],
-            check=True, capture_output=True, text=True,
-            env={**os.environ, "NODE_PATH": os.path.join(ort_dir, "node_modules")}).stdout)
+    for threads in (1, 2):
+        ours, theirs, eager, our_cold, their_cold = [], [], [], [], []
         torch.set_num_threads(threads)
-        with torch.no_grad():
-            eager = timed(lambda: module(x), runs=RUNS)
-        rows.append((f"{name} {list(x.shape)}", threads, ours, ort, eager))
+        for _ in range(ROUNDS):
+            run = bench.run(artifact, {"x": npy}, threads, runs=RUNS)
+            ours.append(run.latency)
+            our_cold.append(run.load + run.first)
+            latency, start = ort(path, raw, x.shape, threads)
+            theirs.append(latency)
+            their_cold.append(start)
+            with torch.no_grad():
+                eager.append(timed(lambda: module(x), runs=RUNS))
+        spread = (max(ours) - min(ours)) / median(ours)
+        warm.append((f"{name} {list(x.shape)}", threads, median(ours), median(theirs),
+                     median(eager), spread))
+        cold.append((f"{name} {list(x.shape)}", threads, median(our_cold), median(their_cold)))
 
+print(f"Warm latency: medians of {ROUNDS} rounds of {RUNS} runs each; spread = (max - min) / median "
+      "of fuelc's round medians.")
+print()
 print("| model (input) | threads | fuelc ms | ONNX Runtime ms | PyTorch eager ms "
-      "| ONNX Runtime / fuelc | PyTorch / fuelc |")
-print("|---|---|---|---|---|---|---|")
-for model, threads, ours, ort, eager in rows:
-    print(f"| {model} | {threads} | {ours:.3f} | {ort:.3f} | {eager:.3f} "
-          f"| {ort / ours:.2f} | {eager / ours:.2f} |")
+      "| ONNX Runtime / fuelc | PyTorch / fuelc | spread |")
+print("|---|---|---|---|---|---|---|---|")
+for model, threads, ours, theirs, eager, spread in warm:
+    print(f"| {model} | {threads} | {ours:.3f} | {theirs:.3f} | {eager:.3f} "
+          f"| {theirs / ours:.2f} | {eager / ours:.2f} | {spread:.0%} |")
+for threads in (1, 2):
+    ratios = [theirs / ours for _, t, ours, theirs, _, _ in warm if t == threads]
+    print(f"| geometric mean | {threads} | | | | "
+          f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f} | | |")
+print()
+print("Cold start: fuelc artifact load + first run; ONNX Runtime session creation + first run.")
+print()
+print("| model (input) | threads | fuelc ms | ONNX Runtime ms | ONNX Runtime / fuelc |")
+print("|---|---|---|---|---|")
+for model, threads, ours, theirs in cold:
+    print(f"| {model} | {threads} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.2f} |")

@@ -21,8 +21,7 @@ import os
 import sys
 import tempfile
 
-for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-    os.environ.pop(var, None)
+os.environ.pop("OPENBLAS_L2_SIZE", None)
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402  (after the BLAS environment is set)
 
@@ -52,7 +51,7 @@ dst = np.empty_like(x)
 ours, memcpy = [], []
 for _ in range(3):
     memcpy.append(bandwidth(2 * x.nbytes, timed(lambda: np.copyto(dst, x))))
-    _, _, kernels = bench.run(chain, inputs, 1, runs=3, profile=True)
+    kernels = bench.run(chain, inputs, 1, runs=3, profile=True).kernels
     ours.append(bandwidth(3 * x.nbytes, kernels["mul+add+relu+mul"]))
 bench.add("fused mul+add+relu+mul, 4M f32", f"{median(ours):.1f} GB/s",
           f"memcpy {median(memcpy):.1f} GB/s", median(ours) / median(memcpy))
@@ -66,7 +65,7 @@ ours, memcpy = [], []
 dst = np.empty_like(s)
 for _ in range(3):
     memcpy.append(bandwidth(2 * s.nbytes, timed(lambda: np.copyto(dst, s))))
-    _, _, kernels = bench.run(softmax, {"s": bench.save("softmax_s", s)}, 1, runs=3, profile=True)
+    kernels = bench.run(softmax, {"s": bench.save("softmax_s", s)}, 1, runs=3, profile=True).kernels
     ours.append(bandwidth(2 * s.nbytes, kernels["softmax"]))
 bench.add("softmax, 4096 rows of 1024 f32", f"{median(ours):.1f} GB/s",
           f"memcpy {median(memcpy):.1f} GB/s", median(ours) / median(memcpy))
@@ -86,7 +85,7 @@ for label, artifact in (("library sgemm_tiled", library), ("generated", generate
     ours, blas = [], []
     for _ in range(3):
         blas.append(flop / (timed(lambda: np.matmul(a, b, out=c)) / 1e3) / 1e9)
-        _, _, kernels = bench.run(artifact, mm_inputs, 1, runs=3, profile=True)
+        kernels = bench.run(artifact, mm_inputs, 1, runs=3, profile=True).kernels
         ours.append(flop / (kernels["matmul"] / 1e3) / 1e9)
     bench.add(f"sgemm {size}, {label}", f"{median(ours):.1f} GFLOP/s",
               f"OpenBLAS (1 thread) {median(blas):.0f} GFLOP/s", median(ours) / median(blas))
@@ -96,7 +95,7 @@ steps = 200
 nodes = [{"id": f"r{i}", "op": "neg", "inputs": [f"r{i - 1}" if i else "x"]} for i in range(steps)]
 tiny = bench.plan(bench.write_graph("tiny", [("x", [1, 16])], nodes, [f"r{steps - 1}"]),
                   "--no-fusion")
-latency, load, _ = bench.run(tiny, {"x": bench.save("tiny_x", np.ones((1, 16), np.float32))}, 1,
+latency, load, *_ = bench.run(tiny, {"x": bench.save("tiny_x", np.ones((1, 16), np.float32))}, 1,
                              runs=50)
 bench.add(f"dispatch: {steps} tiny kernels, per step", f"{latency * 1e3 / steps:.2f} us", "", None)
 bench.add(f"artifact load ({steps} kernels, pipelines made while running)", f"{load:.1f} ms", "",

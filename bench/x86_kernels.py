@@ -5,26 +5,32 @@ the same run (interleaved, medians), written as a Markdown table.
 Usage: x86_kernels.py BUILD_DIR WORKDIR
 
   1. A fused chain of 4 elementwise ops over 64M floats: achieved bandwidth
-     (bytes read + written per second, kernel time) against memcpy's
-     (numpy.copyto of 64M floats, the same accounting), one thread.
+     (bytes read + written per second, warm kernel time) against memcpy's
+     (numpy.copyto of 64M floats, the same accounting), one thread; and its
+     cold start (artifact load + first run) against numpy computing the
+     chain once (allocating and faulting in its temporaries).
   2. sgemm 512/1024/2048: fuelc's kernel (kernels.x86.sgemm) against
-     OpenBLAS (numpy.matmul), both single-threaded; a 3x3 conv2d (im2col +
-     the same GEMM) against OpenBLAS on the GEMM of the same shape.
+     OpenBLAS (numpy.matmul), both single-threaded; a 3x3 conv2d (the
+     library conv2d, kernels/x86/conv.cpp) against OpenBLAS on the GEMM an
+     im2col convolution of the same shape runs.
+Kernel times are warm: `fuel-run --profile` over the --bench runs only.
   3. The MLP and transformer-block examples: fuel-run latency against a
      numpy implementation with the same weights, 1 and 2 threads.
   4. Dispatch overhead: a chain of 400 tiny kernels (latency per step), and
      artifact load time.
-OpenBLAS runs with its own CPU detection (OPENBLAS_CORETYPE and
-OPENBLAS_L2_SIZE unset: its AVX-512 kernels, the faster setting here).
+OpenBLAS runs the kernels scripts/bench.sh picks (OPENBLAS_CORETYPE: its
+SkylakeX AVX-512 kernels on AVX-512 CPUs, which Debian's 0.3.21 does not
+pick itself on Sapphire Rapids: 15 instead of 86 GFLOP/s on a 512x576x3136
+sgemm there).
 """
 import json
 import os
 import struct
 import subprocess
 import sys
+import time
 
-for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-    os.environ.pop(var, None)
+os.environ.pop("OPENBLAS_L2_SIZE", None)
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402  (after the BLAS environment is set)
 
@@ -53,14 +59,23 @@ dst = np.empty_like(x)
 ours, memcpy = [], []
 for _ in range(3):
     memcpy.append(2 * x.nbytes / (timed(lambda: np.copyto(dst, x)) / 1e3) / 1e9)
-    _, _, kernels = fuel_run(chain, inputs, 1, runs=3, profile=True)
+    kernels = fuel_run(chain, inputs, 1, runs=3, profile=True).kernels
     ours.append(3 * x.nbytes / (kernels["mul+add+relu+mul"] / 1e3) / 1e9)
-_, _, kernels2 = fuel_run(chain, inputs, 2, runs=3, profile=True)
+kernels2 = fuel_run(chain, inputs, 2, runs=3, profile=True).kernels
 rows.append(("fused mul+add+relu+mul, 64M f32, 1 thread", f"{median(ours):.1f} GB/s",
              f"memcpy {median(memcpy):.1f} GB/s", median(ours) / median(memcpy)))
 rows.append(("the same, 2 threads", f"{3 * x.nbytes / (kernels2['mul+add+relu+mul'] / 1e3) / 1e9:.1f} GB/s",
              f"memcpy (1 thread) {median(memcpy):.1f} GB/s",
              3 * x.nbytes / (kernels2["mul+add+relu+mul"] / 1e3) / 1e9 / median(memcpy)))
+cold, fresh = [], []
+for _ in range(3):
+    run = fuel_run(chain, inputs, 1, runs=1)
+    cold.append(run.load + run.first)
+    start = time.perf_counter()
+    np.maximum(x * y + x, 0) * y
+    fresh.append((time.perf_counter() - start) * 1e3)
+rows.append(("the same, cold start: artifact load + first run", f"{median(cold):.0f} ms",
+             f"numpy, fresh temporaries {median(fresh):.0f} ms", median(fresh) / median(cold)))
 
 # 2. sgemm against OpenBLAS.
 for size in (512, 1024, 2048):
@@ -74,14 +89,15 @@ for size in (512, 1024, 2048):
     ours, blas = [], []
     for _ in range(3):
         blas.append(flop / (timed(lambda: np.matmul(a, b, out=c)) / 1e3) / 1e9)
-        _, _, kernels = fuel_run(mm, mm_inputs, 1, runs=3, profile=True)
+        kernels = fuel_run(mm, mm_inputs, 1, runs=3, profile=True).kernels
         ours.append(flop / (kernels["matmul"] / 1e3) / 1e9)
     rows.append((f"sgemm {size}, 1 thread", f"{median(ours):.0f} GFLOP/s",
                  f"OpenBLAS {median(blas):.0f} GFLOP/s", median(ours) / median(blas)))
 
 
-# conv2d through im2col + the library GEMM, against OpenBLAS on the GEMM of
-# the same shape (what an im2col convolution over OpenBLAS would run).
+# The library conv2d, against OpenBLAS on the GEMM of the same shape (what an
+# im2col convolution over OpenBLAS would run). conv-bench has every layer of
+# ResNet-18 and MobileNetV2.
 img = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
 conv = plan(write_graph("conv", [("img", [1, 64, 56, 56])],
                         [{"id": "y", "op": "conv2d", "inputs": ["img", "k"],
@@ -94,7 +110,7 @@ flop = 2 * 64 * 576 * 3136
 ours, blas = [], []
 for _ in range(3):
     blas.append(flop / (timed(lambda: np.matmul(rows_k, cols, out=out)) / 1e3) / 1e9)
-    _, _, kernels = fuel_run(conv, {"img": save("conv_img", img)}, 1, runs=3, profile=True)
+    kernels = fuel_run(conv, {"img": save("conv_img", img)}, 1, runs=3, profile=True).kernels
     ours.append(flop / (kernels["conv2d"] / 1e3) / 1e9)
 rows.append(("conv2d 3x3, 64 -> 64 channels, 56x56, 1 thread", f"{median(ours):.0f} GFLOP/s",
              f"OpenBLAS GEMM 64x576x3136 {median(blas):.0f} GFLOP/s", median(ours) / median(blas)))
@@ -190,10 +206,10 @@ steps = 400
 nodes = [{"id": f"r{i}", "op": "reduce_max", "inputs": [f"r{i - 1}" if i else "x"],
           "attrs": {"axes": [1], "keepdims": True}} for i in range(steps)]
 tiny = plan(write_graph("tiny", [("x", [1, 1])], nodes, [f"r{steps - 1}"]))
-latency, load, _ = fuel_run(tiny, {"x": save("tiny_x", np.ones((1, 1), np.float32))}, 1, runs=200)
+latency, load, *_ = fuel_run(tiny, {"x": save("tiny_x", np.ones((1, 1), np.float32))}, 1, runs=200)
 rows.append((f"dispatch: {steps} tiny kernels, per step", f"{latency * 1e3 / steps:.3f} us",
              "target 1 us", 1 / (latency * 1e3 / steps)))
-_, load_tf, _ = fuel_run(os.path.join(WORK, "encoder_block.fplan"), {"x": save("tf_x", rng.standard_normal((8, 128, 64), dtype=np.float32))}, 1, runs=1)
+_, load_tf, *_ = fuel_run(os.path.join(WORK, "encoder_block.fplan"), {"x": save("tf_x", rng.standard_normal((8, 128, 64), dtype=np.float32))}, 1, runs=1)
 rows.append(("artifact load (transformer block, 12 kernels)", f"{load_tf:.2f} ms", "", None))
 rows.append((f"artifact load ({steps} kernels)", f"{load:.2f} ms", "", None))
 

@@ -5,6 +5,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
 results="$root/bench/results"
+# OpenBLAS, the GEMM reference, at its best: Debian's 0.3.21 does not detect
+# every AVX-512 CPU (Sapphire Rapids gets its slow generic kernels).
+if grep -qw avx512f /proc/cpuinfo; then
+  export OPENBLAS_CORETYPE=SkylakeX
+fi
 machine="$(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 header() {
   echo "# $1"
@@ -46,6 +51,10 @@ fi
   /usr/bin/python3 "$root/bench/x86_kernels.py" "$root/build" "$(mktemp -d)"
 } > "$results/x86-kernels.md"
 {
+  header "The library conv2d on every layer of ResNet-18 and MobileNetV2"
+  "$root/build/bench/conv-bench"
+} > "$results/x86-conv.md"
+{
   header "Vulkan kernels and runtime on $(vulkaninfo --summary 2>/dev/null | grep -m1 deviceName | cut -d= -f2 | xargs)"
   echo "Kernel times from \`fuel-run --profile\` on vulkan:0 alone (inputs and outputs resident there)."
   echo "Mesa lavapipe runs SPIR-V on the CPU: regression figures for fuelc's kernels and runtime, not"
@@ -62,10 +71,10 @@ if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
 fi
 {
   header "PyTorch-exported models end to end: fuelc against ONNX Runtime and PyTorch eager"
-  echo "examples/pytorch/export.py --bench (random weights, fixed seeds). fuelc: \`fuel-run --bench\`"
+  echo "bench/onnx_models.py (random weights, fixed seeds). fuelc: \`fuel-run --bench\`"
   echo "on an artifact planned for the \`host\` machine; ONNX Runtime $(cd "$ort" && node -p "require('onnxruntime-node/package.json').version")"
-  echo "(npm onnxruntime-node, CPU provider, all graph optimizations); PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
-  echo "eager under no_grad. Same thread count for all three, medians of 20 runs, interleaved per model."
+  echo "(npm onnxruntime-node, CPU provider, all graph optimizations, sequential execution); PyTorch"
+  echo "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)') eager under no_grad. Same thread count for all three, interleaved per model."
   echo
   /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
 } > "$results/onnx-models.md"

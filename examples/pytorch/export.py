@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""Exports three PyTorch models to ONNX with random weights (fixed seeds),
+"""Exports four PyTorch models to ONNX with random weights (fixed seeds),
 with an input and PyTorch's output for it, for fuelc to import, plan and run.
 
 Usage: export.py OUTDIR [--bench | --zoo]
 
-Writes, per model NAME in mlp, encoder, resnet18: NAME.onnx, NAME.input.npy
+Writes, per model NAME in mlp, encoder, decoder (a GPT-style block),
+resnet18: NAME.onnx, NAME.input.npy
 and NAME.expected.npy (PyTorch eager on that input, no_grad, eval mode), and
 NAME.next.input.npy / NAME.next.expected.npy with a batch one larger.
 The batch dim is symbolic (`B`) in every model: in the encoder, PyTorch's
@@ -34,6 +35,28 @@ class Mlp(torch.nn.Module):
         return torch.softmax(self.fc2(torch.nn.functional.gelu(self.fc1(x))), dim=-1)
 
 
+class DecoderBlock(torch.nn.Module):
+    """A GPT-style decoder block: pre-LayerNorm, causal self-attention (an
+    additive -inf mask above the diagonal), GELU MLP, residuals."""
+
+    def __init__(self, width, heads, hidden, length):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
+        self.qkv, self.proj = torch.nn.Linear(width, 3 * width), torch.nn.Linear(width, width)
+        self.fc, self.out = torch.nn.Linear(width, hidden), torch.nn.Linear(hidden, width)
+        self.register_buffer("mask", torch.full((length, length), float("-inf")).triu(1))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = (y.reshape(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for y in self.qkv(self.ln1(x)).split(c, dim=-1))
+        scores = q @ k.transpose(-2, -1) / (c // self.heads) ** 0.5 + self.mask
+        attended = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.proj(attended)
+        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
+
+
 def models(bench):
     """(name, module, input) in a fixed order and seed."""
     torch.manual_seed(0)
@@ -41,11 +64,13 @@ def models(bench):
         yield "mlp", Mlp(512, 2048, 1000), torch.randn(64, 512)
         yield ("encoder", torch.nn.TransformerEncoderLayer(512, 8, 2048, dropout=0.0, batch_first=True),
                torch.randn(1, 128, 512))
+        yield "decoder", DecoderBlock(512, 8, 2048, 128), torch.randn(1, 128, 512)
         yield "resnet18", torchvision.models.resnet18(), torch.randn(1, 3, 224, 224)
     else:
         yield "mlp", Mlp(64, 256, 10), torch.randn(8, 64)
         yield ("encoder", torch.nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True),
                torch.randn(2, 16, 128))
+        yield "decoder", DecoderBlock(128, 4, 256, 16), torch.randn(2, 16, 128)
         yield "resnet18", torchvision.models.resnet18(), torch.randn(2, 3, 64, 64)
 
 

@@ -124,12 +124,7 @@ static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
   ValueRef y{node, 0};
   // Flags: transpose a, transpose b, accumulate into the result, b never
   // changes (a constant, or a view of one: the library keeps it packed).
-  int64_t flags = 0;
-  ValueRef source = operands[1];
-  while (isViewOp(graph.kind(source.node)))
-    source = graph.operands(source.node)[0];
-  if (graph.kind(source.node) == OpKind::Constant)
-    flags |= 8;
+  int64_t flags = isConstant(graph, operands[1]) ? 8 : 0;
   if (graph.kind(node) == OpKind::MatMul) {
     flags |= graph.getBool(node, AttrName::TransposeA, false) ? 1 : 0;
     flags |= graph.getBool(node, AttrName::TransposeB, false) ? 2 : 0;

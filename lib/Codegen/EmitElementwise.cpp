@@ -313,6 +313,8 @@ LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e,
   // result's buffer first; the elementwise tail then updates it in place.
   NodeId head = e.spec.nodes.front();
   bool hasHead = !isElementwiseOp(graph.kind(head));
+  if (hasHead && emitConvWithEpilogue(e))
+    return success();
   auto readByTail = [&](ValueRef v) {
     for (NodeId n : e.spec.nodes)
       if (!(hasHead && n == head))

@@ -12,7 +12,9 @@
 
 #include "fuel/IR/Window.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace fuel;
 using namespace fuel::codegen;
@@ -176,26 +178,78 @@ static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
   return success();
 }
 
-/// A call to the library conv2d (kernels/x86/gemm.cpp: im2col + GEMM).
-static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node) {
+namespace {
+/// What the library conv2d applies as it writes its result (see
+/// kernels/x86/conv.cpp): a residual of the result's shape, then ReLU or a
+/// clamp.
+struct ConvEpilogue {
+  std::optional<ValueRef> residual;
+  bool relu = false;
+  double lo = -INFINITY, hi = INFINITY;
+};
+} // namespace
+
+/// The epilogue equal to the kernel's elementwise tail, if there is one:
+/// [add(conv, residual)] then at most one of relu, clamp.
+static std::optional<ConvEpilogue> matchEpilogue(const KernelEmitter &e) {
+  const Graph &graph = e.graph;
+  const std::vector<NodeId> &nodes = e.spec.nodes;
+  ValueRef value{nodes.front(), 0};
+  ConvEpilogue epilogue;
+  size_t i = 1;
+  if (i < nodes.size() && graph.kind(nodes[i]) == OpKind::Add) {
+    auto operands = graph.operands(nodes[i]);
+    ValueRef other = operands[0] == value ? operands[1] : operands[0];
+    bool inGroup = std::find(nodes.begin(), nodes.end(), other.node) != nodes.end();
+    if (operands[0] == operands[1] || (operands[0] != value && operands[1] != value) ||
+        inGroup || !std::ranges::equal(graph.shape(other), graph.shape(value)))
+      return std::nullopt;
+    epilogue.residual = other;
+    value = {nodes[i++], 0};
+  }
+  if (i < nodes.size() && graph.operands(nodes[i])[0] == value) {
+    if (graph.kind(nodes[i]) == OpKind::Relu) {
+      epilogue.relu = true;
+      ++i;
+    } else if (graph.kind(nodes[i]) == OpKind::Clamp) {
+      epilogue.lo = graph.getFloat(nodes[i], AttrName::MinValue, -INFINITY);
+      epilogue.hi = graph.getFloat(nodes[i], AttrName::MaxValue, INFINITY);
+      ++i;
+    }
+  }
+  if (i != nodes.size())
+    return std::nullopt;
+  return epilogue;
+}
+
+/// A call to the library conv2d (kernels/x86/conv.cpp), which reads the
+/// groups from the operands' channels and adds the bias itself.
+static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
+                                     const ConvEpilogue &epilogue) {
   const Graph &graph = e.graph;
   auto operands = graph.operands(node);
   ValueRef y{node, 0};
-  int64_t flags = 0;
-  if (operands.size() == 3) { // Bias first, then accumulate.
-    beginAccumulation(e, y, 0, operands[2], 1);
-    flags = 4;
-  }
-  Window win = windowOf(graph, node);
+  // Flags: the weights never change (kept packed), bias, residual, ReLU.
+  int64_t flags = isConstant(graph, operands[1]) ? 8 : 0;
+  flags |= operands.size() == 3 ? 16 : 0;
+  flags |= epilogue.residual ? 32 : 0;
+  flags |= epilogue.relu ? 64 : 0;
+  auto unranked = [&](ValueRef v) {
+    return e.op("memref.cast " + e.argName(v) + " : " + e.argType(v) + " to memref<*xf32>",
+                "");
+  };
   std::vector<std::string> args;
   for (ValueRef v : {operands[0], operands[1], y})
-    args.push_back(e.op("memref.cast " + e.argName(v) + " : " + e.argType(v) +
-                            " to memref<*xf32>",
-                        ""));
+    args.push_back(unranked(v));
+  // Absent operands are passed as the result, never read.
+  args.push_back(operands.size() == 3 ? unranked(operands[2]) : args[2]);
+  args.push_back(epilogue.residual ? unranked(*epilogue.residual) : args[2]);
+  Window win = windowOf(graph, node);
   for (int64_t p : {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1],
-                    win.dilations[0], win.dilations[1],
-                    graph.getInt(node, AttrName::Groups, 1)})
+                    win.dilations[0], win.dilations[1]})
     args.push_back(e.op("arith.constant " + std::to_string(p), "i64"));
+  args.push_back(e.constant(epilogue.lo, "f32"));
+  args.push_back(e.constant(epilogue.hi, "f32"));
   e.body() << "    func.call @" << e.spec.librarySymbol << "(";
   for (size_t i = 0; i < args.size(); ++i)
     e.body() << (i ? ", " : "") << args[i];
@@ -203,11 +257,22 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node) {
   return success();
 }
 
+bool codegen::emitConvWithEpilogue(KernelEmitter &e) {
+  NodeId head = e.spec.nodes.front();
+  if (e.spec.librarySymbol.empty() || e.graph.kind(head) != OpKind::Conv2D)
+    return false;
+  std::optional<ConvEpilogue> epilogue = matchEpilogue(e);
+  if (!epilogue)
+    return false;
+  e.alias({head, 0}, {e.spec.nodes.back(), 0});
+  return succeeded(emitLibraryConv(e, head, *epilogue));
+}
+
 LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node,
                                     std::string &) {
   if (e.graph.kind(node) == OpKind::Conv2D)
     return !e.spec.librarySymbol.empty() && node == e.spec.nodes.front()
-               ? emitLibraryConv(e, node)
+               ? emitLibraryConv(e, node, ConvEpilogue{})
                : emitConv(e, node);
   return emitPool(e, node);
 }

@@ -64,10 +64,18 @@ std::string codegen::scalarLiteral(double value, const std::string &type) {
   return buf;
 }
 
+bool codegen::isConstant(const Graph &graph, ValueRef value) {
+  while (isViewOp(graph.kind(value.node)))
+    value = graph.operands(value.node)[0];
+  return graph.kind(value.node) == OpKind::Constant;
+}
+
 std::string codegen::librarySignature(OpKind kind) {
   std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
-  if (kind == OpKind::Conv2D) // Strides, top/left pads, dilations, groups.
-    operands += ", i64, i64, i64, i64, i64, i64, i64";
+  if (kind == OpKind::Conv2D) // Bias, residual, flags, strides, top/left
+    // pads, dilations, clamp bounds.
+    operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, "
+               "memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, f32, f32";
   return "(" + operands + ") -> ()";
 }
 

@@ -128,9 +128,13 @@ private:
   unsigned nextValue = 0;
 };
 
-/// The MLIR function type of the library kernel (kernels/x86/gemm.cpp)
-/// implementing `kind` (matmul and linear share one).
+/// The MLIR function type of the library kernel (kernels/x86/gemm.cpp,
+/// conv.cpp) implementing `kind` (matmul and linear share one).
 std::string librarySignature(OpKind kind);
+
+/// Whether `value` is a constant or a view of one (a library kernel keeps
+/// such an operand packed across calls).
+bool isConstant(const Graph &graph, ValueRef value);
 
 /// Affine map text `(d0, ..., dN-1) -> (results)`.
 std::string affineMap(unsigned rank, const std::vector<std::string> &results);
@@ -150,6 +154,10 @@ LogicalResult emitNormalization(KernelEmitter &e, NodeId node,
 LogicalResult emitContraction(KernelEmitter &e, NodeId node,
                               std::string &error);
 LogicalResult emitWindowed(KernelEmitter &e, NodeId node, std::string &error);
+/// Emits a kernel whose head is a library conv2d and whose elementwise tail
+/// (a residual add, then ReLU or a clamp) the library applies as it writes
+/// the result, in one pass; false (nothing emitted) for any other kernel.
+bool emitConvWithEpilogue(KernelEmitter &e);
 LogicalResult emitMovement(KernelEmitter &e, NodeId node, std::string &error);
 
 /// The identity a reduce_* of `kind` over `t` starts from, and one step of

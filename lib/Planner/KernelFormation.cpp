@@ -53,12 +53,19 @@ int innerSplitAxis(const Graph &graph, NodeId node, SplitAxes &axes) {
     if (operands[i] == operands[0])
       return -1;
   if (kind == OpKind::Conv2D) {
-    // Images split better (each im2col once), when there are enough.
-    if ((y[0].isStatic() && y[0].size() > 1) || graph.getInt(node, AttrName::Groups, 1) != 1)
+    // Images split better (each padded once), when there are enough.
+    int64_t groups = graph.getInt(node, AttrName::Groups, 1);
+    if (y[0].isStatic() && y[0].size() > 1)
+      return -1;
+    // A depthwise layer (one input and one output channel per group) splits
+    // its channels: the library reads the groups from the slice.
+    bool depthwise = groups > 1 && graph.shape(operands[0])[1] == Dim::fixed(groups) &&
+                     y[1] == Dim::fixed(groups);
+    if (groups != 1 && !depthwise)
       return -1;
     for (size_t i = 1; i < operands.size(); ++i) // Weights and bias.
       axes[operands[i]] = 0;
-    axes[operands[0]] = -1;
+    axes[operands[0]] = depthwise ? 1 : -1;
     return 1;
   }
   bool matmul = kind == OpKind::MatMul;

@@ -563,6 +563,8 @@ LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
   return success();
 }
 
+void Session::resetProfile() { impl->profile.clear(); }
+
 std::string Session::profileReport() const {
   std::ostringstream os;
   double total = 0;

@@ -8,7 +8,8 @@
 // the plan and writes the outputs as .npy in the graph's output order.
 // --bench N runs N more times and prints the load time, the first run's
 // latency and median/min/max latency of the others; --profile
-// prints time per kernel kind and device. Exit codes as fuelc: 0 success,
+// prints time per kernel kind and device (with --bench, over the N warm
+// runs only: the first pays the page faults and the weight packing). Exit codes as fuelc: 0 success,
 // 1 bad input (artifact, tensors, no runnable route), 2 usage error,
 // 3 internal error.
 //
@@ -42,7 +43,7 @@ int run(int argc, char **argv) {
   app.add_option("--bench", benchRuns,
                  "Run N more times and print median/min/max latency");
   app.add_flag("--profile", options.profile,
-               "Print time per kernel kind and device");
+               "Print time per kernel kind and device (with --bench: over the warm runs)");
   app.add_flag("-q,--quiet", quiet, "Do not print the chosen route");
   try {
     app.parse(argc, argv);
@@ -94,6 +95,7 @@ int run(int argc, char **argv) {
                        std::chrono::steady_clock::now() - firstStart)
                        .count();
   if (benchRuns) {
+    session->resetProfile();
     std::vector<double> ms;
     for (unsigned i = 0; i < benchRuns; ++i) {
       auto start = std::chrono::steady_clock::now();

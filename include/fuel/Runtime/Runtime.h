@@ -79,6 +79,9 @@ public:
 
   /// Time per kernel kind and backend over the runs so far (with profile).
   std::string profileReport() const;
+  /// Forgets the runs so far: a report after a warm-up run then shows the
+  /// steady state, without the first run's page faults and weight packing.
+  void resetProfile();
 
 private:
   struct Impl;
