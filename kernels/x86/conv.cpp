@@ -26,9 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gemm.h"
-
-#include <cstring>
+#include "conv.h"
 
 #if !defined(CONV_SYMBOL) || !defined(CONV_RELEASE)
 #error "define CONV_SYMBOL and CONV_RELEASE, the conv2d entry points"
@@ -36,43 +34,16 @@
 
 using namespace KERNEL_NAMESPACE;
 
-namespace {
-
-/// The register tile: kMRc output channels (they come in multiples of 8)
-/// x up to kMaxVectors vectors of columns. 8 x 3 AVX-512 vectors hold as many
-/// accumulators as GEMM's 12 x 2 with fewer loads; AVX2 has 16 registers.
-constexpr int kMRc = kWidth == 16 ? 8 : kMR, kMaxVectors = kWidth == 16 ? 3 : 2;
-constexpr int64_t kMaxNRc = kMaxVectors * kWidth;
-/// Taps per block: the B rows of a tile (kKCc x 3 vectors) stay in L1
-/// (measured on Sapphire Rapids among 96..512).
-constexpr int64_t kKCc = 192;
-/// Columns q of a depthwise convolution summed per step: four vectors.
-constexpr int64_t kDepthwiseStep = 4 * kWidth;
-
-struct Conv {
-  int64_t H, W, Cg, KH, KW, OH, OW, Og;
-  int64_t sh, sw, padTop, padLeft, dh, dw;
-  int64_t Hq, Wq; // One phase plane.
-
-  int64_t taps() const { return Cg * KH * KW; }
-  int64_t planeFloats() const { return Hq * Wq; }
-  /// Columns per output channel, each output row padded to Wq.
-  int64_t columns() const { return OH * Wq; }
-  /// The planes of a group, and room for the runs of the last columns,
-  /// which read past its last plane.
-  int64_t planesFloats() const {
-    return Cg * sh * sw * planeFloats() + Wq + kDepthwiseStep + kMaxNRc;
-  }
-};
-
-/// Copies the Cg channels of `image` into phase planes, zero-padded.
-void buildPlanes(const Conv &s, const View &x, const float *image, float *planes) {
+// Plain loops: a depthwise layer of 7x7 images copies rows of 9 floats,
+// where a memcpy and two memsets per row would cost more than the copy.
+void KERNEL_NAMESPACE::buildPlanes(const Conv &s, const View &x, const float *image,
+                                   float *planes) {
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t a = 0; a < s.sh; ++a)
       for (int64_t b = 0; b < s.sw; ++b) {
         float *plane = planes + ((c * s.sh + a) * s.sw + b) * s.planeFloats();
         // Plane columns whose pixel lies inside the image:
-        // x * sw + b - padLeft in [0, W).
+        // p * sw + b - padLeft in [0, W).
         int64_t shift = b - s.padLeft;
         int64_t lo = shift >= 0 ? 0 : (-shift + s.sw - 1) / s.sw;
         int64_t hi = s.W - shift <= 0 ? 0 : (s.W - shift + s.sw - 1) / s.sw;
@@ -82,29 +53,33 @@ void buildPlanes(const Conv &s, const View &x, const float *image, float *planes
           float *row = plane + y * s.Wq;
           int64_t ih = y * s.sh + a - s.padTop;
           if (ih < 0 || ih >= s.H) {
-            std::memset(row, 0, s.Wq * sizeof(float));
+            for (int64_t p = 0; p < s.Wq; ++p)
+              row[p] = 0.0f;
             continue;
           }
           const float *in = image + c * x.stride(1) + ih * x.stride(2);
-          std::memset(row, 0, lo * sizeof(float));
-          if (s.sw == 1 && x.stride(3) == 1) {
-            std::memcpy(row + lo, in + lo + shift, (hi - lo) * sizeof(float));
-          } else if (s.sw == 2 && x.stride(3) == 1) { // Vectorizes.
+          for (int64_t p = 0; p < lo; ++p)
+            row[p] = 0.0f;
+          int64_t step = x.stride(3);
+          if (s.sw == 1 && step == 1) {
+            for (int64_t p = lo; p < hi; ++p)
+              row[p] = in[p + shift];
+          } else if (s.sw == 2 && step == 1) {
             for (int64_t p = lo; p < hi; ++p)
               row[p] = in[2 * p + shift];
           } else {
             for (int64_t p = lo; p < hi; ++p)
-              row[p] = in[(p * s.sw + shift) * x.stride(3)];
+              row[p] = in[(p * s.sw + shift) * step];
           }
-          std::memset(row + hi, 0, (s.Wq - hi) * sizeof(float));
+          for (int64_t p = hi; p < s.Wq; ++p)
+            row[p] = 0.0f;
         }
       }
-  int64_t used = s.Cg * s.sh * s.sw * s.planeFloats();
-  std::memset(planes + used, 0, (s.planesFloats() - used) * sizeof(float));
+  for (int64_t p = s.Cg * s.sh * s.sw * s.planeFloats(); p < s.planesFloats(); ++p)
+    planes[p] = 0.0f;
 }
 
-/// Where the run of tap k = (c, i, j) starts in the planes.
-void tapOffsets(const Conv &s, int64_t *offsets) {
+void KERNEL_NAMESPACE::tapOffsets(const Conv &s, int64_t *offsets) {
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t i = 0; i < s.KH; ++i)
       for (int64_t j = 0; j < s.KW; ++j) {
@@ -114,6 +89,7 @@ void tapOffsets(const Conv &s, int64_t *offsets) {
       }
 }
 
+namespace {
 /// B's row k: the run of tap k from column `q`.
 struct TapRows {
   const float *planes;
@@ -121,20 +97,22 @@ struct TapRows {
   const float *operator()(int64_t k) const { return planes + offsets[k]; }
 };
 
-/// Packs one group's weights [Og, taps] into MR-row panels per KC block of
-/// taps, in the order convolveGroup reads them; rows past Og are zero.
+/// Packs one group's weights [Og, taps] into MR-row panels per block of
+/// tapsPerBlock taps, in the order convolveGroup reads them; rows past Og
+/// are zero.
 struct WeightsOfGroup {
   const Conv *s;
   const View *w;
   const float *data;
+  int64_t tapsPerBlock;
 };
 
 void packWeights(const void *context, float *out) {
   const WeightsOfGroup &g = *static_cast<const WeightsOfGroup *>(context);
   const Conv &s = *g.s;
   int64_t K = s.taps(), rows = roundUp(s.Og, kMRc);
-  for (int64_t pc = 0; pc < K; pc += kKCc) {
-    int64_t kc = K - pc < kKCc ? K - pc : kKCc;
+  for (int64_t pc = 0; pc < K; pc += g.tapsPerBlock) {
+    int64_t kc = K - pc < g.tapsPerBlock ? K - pc : g.tapsPerBlock;
     for (int64_t ir = 0; ir < rows; ir += kMRc)
       for (int64_t k = pc; k < pc + kc; ++k) {
         int64_t c = k / (s.KH * s.KW), i = k / s.KW % s.KH, j = k % s.KW;
@@ -147,8 +125,8 @@ void packWeights(const void *context, float *out) {
 }
 
 const float *weightPanels(const Conv &s, const View &w, const float *data,
-                          bool constant) {
-  WeightsOfGroup group{&s, &w, data};
+                          int vectors, bool constant) {
+  WeightsOfGroup group{&s, &w, data, tapsPerBlock(vectors)};
   int64_t floats = roundUp(s.Og, kMRc) * s.taps();
   if (!constant) {
     float *panels = scratch(kConvWeights, floats);
@@ -158,10 +136,79 @@ const float *weightPanels(const Conv &s, const View &w, const float *data,
   const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(&packWeights),
                                   reinterpret_cast<int64_t>(data),
                                   s.Og, s.Cg, s.KH, s.KW,
-                                  w.stride(0), w.stride(1), w.stride(2), w.stride(3)};
+                                  w.stride(0), w.stride(1), w.stride(2), w.stride(3),
+                                  group.tapsPerBlock};
   return cachedPanels(key, floats, packWeights, &group);
 }
 
+/// to[i] = act(from[i] + bias + residual[i]) for i < n, all contiguous (a
+/// null residual is zero): a vector at a time, then the tail.
+inline void applyEpilogue(const Epilogue &e, const float *from, const float *residual,
+                          float *to, int64_t n, float bias) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    Vec v = *reinterpret_cast<const Vec *>(from + i) + bias;
+    if (residual)
+      v += *reinterpret_cast<const Vec *>(residual + i);
+    if (e.relu)
+      v = v > 0.0f ? v : 0.0f;
+    v = v < e.lo ? e.lo : v;
+    v = e.hi < v ? e.hi : v;
+    *reinterpret_cast<Vec *>(to + i) = v;
+  }
+  for (; i < n; ++i) {
+    float v = from[i] + bias + (residual ? residual[i] : 0.0f);
+    if (e.relu)
+      v = v > 0.0f ? v : 0.0f;
+    v = v < e.lo ? e.lo : v;
+    v = e.hi < v ? e.hi : v;
+    to[i] = v;
+  }
+}
+
+} // namespace
+
+// Rows of y or of the residual that are not contiguous go through `row`.
+void KERNEL_NAMESPACE::copyOut(const Conv &s, const float *tile, int64_t ldt, int64_t q0,
+                               int64_t q1, int64_t channels, const View &y, float *out,
+                               const Epilogue &e) {
+  const View *r = e.residualView;
+  bool direct = y.stride(3) == 1 && (!e.residual || r->stride(3) == 1);
+  // Without dropped columns, rows that follow each other in y (and in the
+  // residual) are one run: a 7x7 layer is not 7 runs of 7.
+  bool merged = direct && s.Wq == s.OW && y.stride(2) == s.OW &&
+                (!e.residual || r->stride(2) == s.OW);
+  float row[256];
+  for (int64_t o = 0; o < channels; ++o) {
+    float bias = e.bias ? e.bias[o * e.biasStride] : 0.0f;
+    for (int64_t q = q0; q < q1;) {
+      int64_t oh = q / s.Wq, ow = q % s.Wq;
+      int64_t run = merged || s.Wq - ow > q1 - q ? q1 - q : s.Wq - ow;
+      int64_t valid = merged ? run : ow >= s.OW ? 0 : s.OW - ow < run ? s.OW - ow : run;
+      const float *from = tile + o * ldt + (q - q0);
+      float *to = out + o * y.stride(1) + oh * y.stride(2) + ow * y.stride(3);
+      const float *residual =
+          e.residual ? e.residual + o * r->stride(1) + oh * r->stride(2) + ow * r->stride(3)
+                     : nullptr;
+      for (int64_t done = 0; done < valid;) {
+        int64_t n = direct ? valid : valid - done < 256 ? valid - done : 256;
+        if (direct) {
+          applyEpilogue(e, from, residual, to, n, bias);
+        } else {
+          for (int64_t i = 0; i < n; ++i)
+            row[i] = residual ? residual[(done + i) * r->stride(3)] : 0.0f;
+          applyEpilogue(e, from + done, row, row, n, bias);
+          for (int64_t i = 0; i < n; ++i)
+            to[(done + i) * y.stride(3)] = row[i];
+        }
+        done += n;
+      }
+      q += run;
+    }
+  }
+}
+
+namespace {
 /// How many vectors of columns the tile has: the fewest wasted columns
 /// (a 7x7 layer has 63 of them), at 3/4 the speed for fewer than three.
 int columnVectors(const Conv &s) {
@@ -173,88 +220,44 @@ int columnVectors(const Conv &s) {
   return best;
 }
 
-/// tile[o, q] = sum over taps k of A[o, k] * planes[offsets[k] + q], for the
-/// rows of A rounded up to kMRc and the columns (ldt) to NV vectors.
+/// Columns of the tile computed and copied out at a time: the block stays in
+/// L2 between the two (a whole 16 -> 96 layer of 112x112 would go to
+/// memory and back).
+int64_t blockColumns(const Conv &s, int64_t columnsPerTile) {
+  constexpr int64_t kTileBytes = 256 << 10;
+  int64_t columns = kTileBytes / (4 * roundUp(s.Og, kMRc)) / columnsPerTile * columnsPerTile;
+  return columns < columnsPerTile ? columnsPerTile : columns > kNC ? kNC / columnsPerTile * columnsPerTile : columns;
+}
+
+/// y = epilogue(sum over taps k of A[o, k] * planes[offsets[k] + q]) for one
+/// group, a block of columns at a time through `tile` (rows of A rounded up
+/// to kMRc, columns to NV vectors).
 template <int NV>
 void convolveGroup(const Conv &s, const float *panels, const float *planes,
-                   const int64_t *offsets, float *tile, int64_t ldt) {
-  constexpr int64_t kNRc = NV * kWidth, kNCc = kNC / kNRc * kNRc;
-  int64_t K = s.taps(), rows = roundUp(s.Og, kMRc);
-  for (int64_t jc = 0; jc < ldt; jc += kNCc) {
-    int64_t nc = ldt - jc < kNCc ? ldt - jc : kNCc;
-    for (int64_t pc = 0; pc < K; pc += kKCc) {
-      int64_t kc = K - pc < kKCc ? K - pc : kKCc;
+                   const int64_t *offsets, float *tile, const View &y, float *out,
+                   const Epilogue &epilogue) {
+  constexpr int64_t kNRc = NV * kWidth;
+  int64_t K = s.taps(), rows = roundUp(s.Og, kMRc), ldt = blockColumns(s, kNRc);
+  for (int64_t jc = 0; jc < s.columns(); jc += ldt) {
+    int64_t nc = roundUp(s.columns() - jc < ldt ? s.columns() - jc : ldt, kNRc);
+    for (int64_t pc = 0; pc < K; pc += tapsPerBlock(NV)) {
+      int64_t kc = K - pc < tapsPerBlock(NV) ? K - pc : tapsPerBlock(NV);
       const float *blockA = panels + pc * rows;
       for (int64_t ic = 0; ic < rows; ic += kMC) {
         int64_t mc = rows - ic < kMC ? rows - ic : kMC;
-        for (int64_t jr = jc; jr < jc + nc; jr += kNRc) {
-          TapRows shifted{planes + jr, offsets + pc};
+        for (int64_t jr = 0; jr < nc; jr += kNRc) {
+          TapRows shifted{planes + jc + jr, offsets + pc};
           for (int64_t ir = ic; ir < ic + mc; ir += kMRc)
             microkernel<kMRc, NV>(kc, blockA + ir * kc, shifted,
-                                    tile + ir * ldt + jr, ldt, pc > 0);
+                                  tile + ir * ldt + jr, ldt, pc > 0);
         }
       }
     }
+    int64_t end = jc + ldt < s.columns() ? jc + ldt : s.columns();
+    copyOut(s, tile, ldt, jc, end, s.Og, y, out, epilogue);
   }
 }
 
-/// row[q] = sum over the taps of weight[t] * planes[offsets[t] + q] for one
-/// channel, the columns rounded up to kDepthwiseStep.
-void convolveDepthwise(const Conv &s, const float *weights, const float *planes,
-                       const int64_t *offsets, float *row) {
-  int64_t taps = s.taps();
-  for (int64_t q = 0; q < s.columns(); q += kDepthwiseStep) {
-    Vec acc[kDepthwiseStep / kWidth] = {};
-    for (int64_t t = 0; t < taps; ++t) {
-      const float *run = planes + offsets[t] + q;
-#pragma GCC unroll 4
-      for (int64_t u = 0; u < kDepthwiseStep / kWidth; ++u)
-        acc[u] += weights[t] * *reinterpret_cast<const Vec *>(run + u * kWidth);
-    }
-    for (int64_t u = 0; u < kDepthwiseStep / kWidth; ++u)
-      *reinterpret_cast<Vec *>(row + q + u * kWidth) = acc[u];
-  }
-}
-
-/// What is applied as results are copied out: y = act(conv + bias[o] +
-/// residual[o, oh, ow]), act being ReLU (NaN to 0, as `v > 0 ? v : 0`)
-/// and/or a clamp to [lo, hi] (NaN kept), the order fuelc's graph has.
-struct Epilogue {
-  const float *bias;     // Of the first channel, or null.
-  int64_t biasStride;
-  const float *residual; // Of the first channel, image n, or null.
-  const View *residualView;
-  bool relu;
-  float lo, hi;
-};
-
-/// y[o, oh, ow] = epilogue(tile[o * ldt + oh * Wq + ow]) for `channels`
-/// channels of y from `out`.
-void copyOut(const Conv &s, const float *tile, int64_t ldt, int64_t channels,
-             const View &y, float *out, const Epilogue &e) {
-  for (int64_t o = 0; o < channels; ++o) {
-    float bias = e.bias ? e.bias[o * e.biasStride] : 0.0f;
-    for (int64_t oh = 0; oh < s.OH; ++oh) {
-      const float *from = tile + o * ldt + oh * s.Wq;
-      float *to = out + o * y.stride(1) + oh * y.stride(2);
-      const float *residual =
-          e.residual ? e.residual + o * e.residualView->stride(1) +
-                           oh * e.residualView->stride(2)
-                     : nullptr;
-      int64_t step = y.stride(3), residualStep = e.residual ? e.residualView->stride(3) : 0;
-      for (int64_t ow = 0; ow < s.OW; ++ow) {
-        float v = from[ow] + bias;
-        if (residual)
-          v += residual[ow * residualStep];
-        if (e.relu)
-          v = v > 0.0f ? v : 0.0f;
-        v = v < e.lo ? e.lo : v;
-        v = e.hi < v ? e.hi : v;
-        to[ow * step] = v;
-      }
-    }
-  }
-}
 } // namespace
 
 extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
@@ -276,41 +279,53 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   s.Hq = ((s.OH - 1) * s.sh + (s.KH - 1) * s.dh + s.sh) / s.sh;
   s.Wq = ((s.OW - 1) * s.sw + (s.KW - 1) * s.dw + s.sw) / s.sw;
   bool constant = flags & kConstantB;
-  // A depthwise window's taps, read once per channel, when they fit.
-  float weights[64];
+  Epilogue epilogue{flags & kBias ? vb.data() : nullptr, vb.stride(0),
+                    flags & kResidual ? vr.data() : nullptr, &vr, (flags & kRelu) != 0, lo, hi};
   bool depthwise = s.Cg == 1 && s.Og == 1 && s.taps() <= 64;
+  if (depthwise && s.OH * s.OW <= kInterleavedPixels) {
+    int64_t Hp = (s.OH - 1) * s.sh + (s.KH - 1) * s.dh + 1;
+    int64_t Wp = (s.OW - 1) * s.sw + (s.KW - 1) * s.dw + 1;
+    // Pixels read past the last output pixel of a row: up to a whole step.
+    float *pixels = scratch(kConvPlanes, (Hp * Wp + kDepthwisePixels * s.sw) * kWidth);
+    for (int64_t n = 0; n < vx.size(0); ++n)
+      for (int64_t c = 0; c < groups; c += kWidth)
+        convolveChannelBlock(s, vx, vw, vy, epilogue, n, c,
+                             groups - c < kWidth ? groups - c : kWidth, pixels);
+    return;
+  }
   float *planes = scratch(kConvPlanes, s.planesFloats());
   auto *offsets = reinterpret_cast<int64_t *>(scratch(kConvOffsets, 2 * s.taps()));
   tapOffsets(s, offsets);
   int vectors = columnVectors(s);
-  int64_t ldt = roundUp(s.columns(), depthwise ? kDepthwiseStep : vectors * kWidth);
-  float *tile = scratch(kConvTile, (depthwise ? 1 : roundUp(s.Og, kMRc)) * ldt);
+  float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
+                          : scratch(kConvTile, roundUp(s.Og, kMRc) *
+                                                   blockColumns(s, vectors * kWidth));
+  float weights[64]; // A depthwise channel's taps.
   for (int64_t n = 0; n < vx.size(0); ++n)
     for (int64_t g = 0; g < groups; ++g) {
       const float *image = vx.data() + n * vx.stride(0) + g * s.Cg * vx.stride(1);
-      Epilogue epilogue{flags & kBias ? vb.data() + g * s.Og * vb.stride(0) : nullptr,
-                        vb.stride(0),
-                        flags & kResidual ? vr.data() + n * vr.stride(0) +
-                                                g * s.Og * vr.stride(1)
-                                          : nullptr,
-                        &vr, (flags & kRelu) != 0, lo, hi};
+      Epilogue group = epilogue;
+      if (group.bias)
+        group.bias += g * s.Og * vb.stride(0);
+      if (group.residual)
+        group.residual += n * vr.stride(0) + g * s.Og * vr.stride(1);
       const float *filters = vw.data() + g * s.Og * vw.stride(0);
       float *out = vy.data() + n * vy.stride(0) + g * s.Og * vy.stride(1);
       buildPlanes(s, vx, image, planes);
       if (depthwise) {
         for (int64_t t = 0; t < s.taps(); ++t)
           weights[t] = filters[t / s.KW * vw.stride(2) + t % s.KW * vw.stride(3)];
-        convolveDepthwise(s, weights, planes, offsets, tile);
-      } else {
-        const float *panels = weightPanels(s, vw, filters, constant);
-        if (vectors == 3)
-          convolveGroup<kMaxVectors>(s, panels, planes, offsets, tile, ldt);
-        else if (vectors == 2)
-          convolveGroup<2>(s, panels, planes, offsets, tile, ldt);
-        else
-          convolveGroup<1>(s, panels, planes, offsets, tile, ldt);
+        convolveChannel(s, weights, planes, offsets, tile);
+        copyOut(s, tile, 0, 0, s.columns(), 1, vy, out, group);
+        continue;
       }
-      copyOut(s, tile, ldt, s.Og, vy, out, epilogue);
+      const float *panels = weightPanels(s, vw, filters, vectors, constant);
+      if (vectors == 1)
+        convolveGroup<1>(s, panels, planes, offsets, tile, vy, out, group);
+      else if (vectors == 2)
+        convolveGroup<2>(s, panels, planes, offsets, tile, vy, out, group);
+      else
+        convolveGroup<kMaxVectors>(s, panels, planes, offsets, tile, vy, out, group);
     }
 }
 

@@ -72,7 +72,7 @@ float *scratch(ScratchSlot slot, int64_t floats);
 /// Panels packed once for a constant operand and kept until release: `key`
 /// names the operand (what packs it, its data pointer, shape and strides);
 /// `pack` fills `floats` floats on the first call.
-constexpr int kKeyWords = 10;
+constexpr int kKeyWords = 11;
 const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
                           void (*pack)(const void *context, float *out),
                           const void *context);

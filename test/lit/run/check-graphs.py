@@ -357,6 +357,14 @@ for i, order in enumerate([["c", "res"], ["res", "c"]]):
           [node("c", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1]), node("s", "add", order),
            node("y", "relu", ["s"])], ["y"], constants=[("f", f), ("fb", fb)],
           run_args=["--threads", str(i + 1)], tolerance=(1e-4, 1e-4))
+# The same after depthwise layers: small images interleave channels, large
+# ones run a channel at a time.
+for size in (10, 20):
+    check(f"depthwise_residual_relu_{size}",
+          [("img", rand((2, 24, size, size))), ("res", rand((2, 24, size, size)))],
+          [node("c", "conv2d", ["img", "fd", "fb"], pads=[1, 1, 1, 1], groups=24),
+           node("s", "add", ["c", "res"]), node("y", "relu", ["s"])], ["y"],
+          constants=[("fd", rand((24, 1, 3, 3))), ("fb", rand((24,)))], tolerance=(1e-4, 1e-4))
 
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
