@@ -38,9 +38,18 @@ using namespace KERNEL_NAMESPACE;
 // where a memcpy and two memsets per row would cost more than the copy.
 void KERNEL_NAMESPACE::buildPlanes(const Conv &s, const View &x, const float *image,
                                    float *planes) {
+  // Phases no tap reads (3 of 4 for a 1x1 window of stride 2) are skipped.
+  auto read = [](int64_t phase, int64_t taps, int64_t dilation, int64_t stride) {
+    for (int64_t t = 0; t < taps; ++t)
+      if (t * dilation % stride == phase)
+        return true;
+    return false;
+  };
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t a = 0; a < s.sh; ++a)
       for (int64_t b = 0; b < s.sw; ++b) {
+        if (!read(a, s.KH, s.dh, s.sh) || !read(b, s.KW, s.dw, s.sw))
+          continue;
         float *plane = planes + ((c * s.sh + a) * s.sw + b) * s.planeFloats();
         // Plane columns whose pixel lies inside the image:
         // p * sw + b - padLeft in [0, W).
@@ -90,6 +99,13 @@ void KERNEL_NAMESPACE::tapOffsets(const Conv &s, int64_t *offsets) {
 }
 
 namespace {
+/// B's rows one after the other, `stride` floats apart.
+struct Panel {
+  const float *rows;
+  int64_t stride;
+  const float *operator()(int64_t k) const { return rows + k * stride; }
+};
+
 /// B's row k: the run of tap k from column `q`.
 struct TapRows {
   const float *planes;
@@ -236,25 +252,36 @@ template <int NV>
 void convolveGroup(const Conv &s, const float *panels, const float *planes,
                    const int64_t *offsets, float *tile, const View &y, float *out,
                    const Epilogue &epilogue) {
-  constexpr int64_t kNRc = NV * kWidth;
+  constexpr int64_t kNRc = NV * kWidth, kKCc = tapsPerBlock(NV);
   int64_t K = s.taps(), rows = roundUp(s.Og, kMRc), ldt = blockColumns(s, kNRc);
+  // The last tile's columns past the layer's, zero in a copy: the runs
+  // are not read past their end (the image may be read in place).
+  alignas(64) float ragged[kKCc * kNRc];
   for (int64_t jc = 0; jc < s.columns(); jc += ldt) {
-    int64_t nc = roundUp(s.columns() - jc < ldt ? s.columns() - jc : ldt, kNRc);
-    for (int64_t pc = 0; pc < K; pc += tapsPerBlock(NV)) {
-      int64_t kc = K - pc < tapsPerBlock(NV) ? K - pc : tapsPerBlock(NV);
+    int64_t valid = s.columns() - jc < ldt ? s.columns() - jc : ldt;
+    int64_t nc = roundUp(valid, kNRc), last = nc - kNRc;
+    for (int64_t pc = 0; pc < K; pc += kKCc) {
+      int64_t kc = K - pc < kKCc ? K - pc : kKCc;
       const float *blockA = panels + pc * rows;
+      for (int64_t k = 0; valid < nc && k < kc; ++k)
+        for (int64_t j = 0; j < kNRc; ++j)
+          ragged[k * kNRc + j] = last + j < valid ? planes[offsets[pc + k] + jc + last + j] : 0.0f;
       for (int64_t ic = 0; ic < rows; ic += kMC) {
         int64_t mc = rows - ic < kMC ? rows - ic : kMC;
         for (int64_t jr = 0; jr < nc; jr += kNRc) {
           TapRows shifted{planes + jc + jr, offsets + pc};
-          for (int64_t ir = ic; ir < ic + mc; ir += kMRc)
-            microkernel<kMRc, NV>(kc, blockA + ir * kc, shifted,
-                                  tile + ir * ldt + jr, ldt, pc > 0);
+          Panel copied{ragged, kNRc};
+          for (int64_t ir = ic; ir < ic + mc; ir += kMRc) {
+            float *at = tile + ir * ldt + jr;
+            if (jr == last && valid < nc)
+              microkernel<kMRc, NV>(kc, blockA + ir * kc, copied, at, ldt, pc > 0);
+            else
+              microkernel<kMRc, NV>(kc, blockA + ir * kc, shifted, at, ldt, pc > 0);
+          }
         }
       }
     }
-    int64_t end = jc + ldt < s.columns() ? jc + ldt : s.columns();
-    copyOut(s, tile, ldt, jc, end, s.Og, y, out, epilogue);
+    copyOut(s, tile, ldt, jc, jc + valid, s.Og, y, out, epilogue);
   }
 }
 
@@ -293,9 +320,18 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
                              groups - c < kWidth ? groups - c : kWidth, pixels);
     return;
   }
-  float *planes = scratch(kConvPlanes, s.planesFloats());
+  // A 1x1 window with unit strides and no padding reads the image's own
+  // rows: nothing to copy.
+  bool inPlace = !depthwise && s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 &&
+                 padTop == 0 && padLeft == 0 && s.OH == s.H && s.OW == s.W &&
+                 vx.stride(3) == 1 && vx.stride(2) == s.W;
+  float *planes = inPlace ? nullptr : scratch(kConvPlanes, s.planesFloats());
   auto *offsets = reinterpret_cast<int64_t *>(scratch(kConvOffsets, 2 * s.taps()));
-  tapOffsets(s, offsets);
+  if (inPlace)
+    for (int64_t c = 0; c < s.Cg; ++c)
+      offsets[c] = c * vx.stride(1);
+  else
+    tapOffsets(s, offsets);
   int vectors = columnVectors(s);
   float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
                           : scratch(kConvTile, roundUp(s.Og, kMRc) *
@@ -311,7 +347,9 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
         group.residual += n * vr.stride(0) + g * s.Og * vr.stride(1);
       const float *filters = vw.data() + g * s.Og * vw.stride(0);
       float *out = vy.data() + n * vy.stride(0) + g * s.Og * vy.stride(1);
-      buildPlanes(s, vx, image, planes);
+      const float *rows = inPlace ? image : planes;
+      if (!inPlace)
+        buildPlanes(s, vx, image, planes);
       if (depthwise) {
         for (int64_t t = 0; t < s.taps(); ++t)
           weights[t] = filters[t / s.KW * vw.stride(2) + t % s.KW * vw.stride(3)];
@@ -321,11 +359,11 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
       }
       const float *panels = weightPanels(s, vw, filters, vectors, constant);
       if (vectors == 1)
-        convolveGroup<1>(s, panels, planes, offsets, tile, vy, out, group);
+        convolveGroup<1>(s, panels, rows, offsets, tile, vy, out, group);
       else if (vectors == 2)
-        convolveGroup<2>(s, panels, planes, offsets, tile, vy, out, group);
+        convolveGroup<2>(s, panels, rows, offsets, tile, vy, out, group);
       else
-        convolveGroup<kMaxVectors>(s, panels, planes, offsets, tile, vy, out, group);
+        convolveGroup<kMaxVectors>(s, panels, rows, offsets, tile, vy, out, group);
     }
 }
 

@@ -51,17 +51,17 @@ struct CachedPanels {
 };
 CachedPanels *allPanels; // Guarded by scratchLock.
 
-/// Packs rows [i0, i0 + mc) x cols [k0, k0 + kc) of A into MR-row panels,
+/// Packs rows [i0, i0 + mc) x cols [k0, k0 + kc) of A into `mr`-row panels,
 /// k-major inside a panel, zero-padding the last panel.
 void packA(const Matrix &a, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-           float *out) {
-  for (int64_t ip = 0; ip < mc; ip += kMR) {
-    int64_t rows = mc - ip < kMR ? mc - ip : kMR;
+           int64_t mr, float *out) {
+  for (int64_t ip = 0; ip < mc; ip += mr) {
+    int64_t rows = mc - ip < mr ? mc - ip : mr;
     for (int64_t k = 0; k < kc; ++k) {
       const float *src = a.data + (k0 + k) * a.colStride + (i0 + ip) * a.rowStride;
-      for (int64_t r = 0; r < kMR; ++r)
+      for (int64_t r = 0; r < mr; ++r)
         out[r] = r < rows ? src[r * a.rowStride] : 0.0f;
-      out += kMR;
+      out += mr;
     }
   }
 }
@@ -179,6 +179,16 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
   float *packedA = scratch(kPackedA, kMC * kKC);
   float *packedB = scratch(kPackedB, kKC * kNC);
   alignas(64) float edge[kMR * kNR];
+  // One row of A (a classifier, a decoder's token) streams B through a
+  // 1-row tile: the full tile would multiply 11 rows of zeros.
+  int64_t mr = m == 1 ? 1 : kMR;
+  auto tileProduct = [&](int64_t kc, const float *ap, PackedRows bp, float *out, int64_t ld,
+                         bool add) {
+    if (mr == 1)
+      microkernel<1, 2>(kc, ap, bp, out, ld, add);
+    else
+      microkernel<kMR, 2>(kc, ap, bp, out, ld, add);
+  };
   for (int64_t jc = 0; jc < n; jc += kNC) {
     int64_t nc = n - jc < kNC ? n - jc : kNC;
     for (int64_t pc = 0; pc < k; pc += kKC) {
@@ -193,20 +203,20 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
       }
       for (int64_t ic = 0; ic < m; ic += kMC) {
         int64_t mc = m - ic < kMC ? m - ic : kMC;
-        packA(a, ic, mc, pc, kc, packedA);
+        packA(a, ic, mc, pc, kc, mr, packedA);
         for (int64_t jr = 0; jr < nc; jr += kNR) {
           int64_t cols = nc - jr < kNR ? nc - jr : kNR;
-          for (int64_t ir = 0; ir < mc; ir += kMR) {
-            int64_t rows = mc - ir < kMR ? mc - ir : kMR;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            int64_t rows = mc - ir < mr ? mc - ir : mr;
             float *tile = c + (ic + ir) * ldc + jc + jr;
             const float *ap = packedA + ir * kc;
             PackedRows bp{blockB + jr * kc};
-            if (rows == kMR && cols == kNR) {
-              microkernel<kMR, 2>(kc, ap, bp, tile, ldc, add);
+            if (rows == mr && cols == kNR) {
+              tileProduct(kc, ap, bp, tile, ldc, add);
               continue;
             }
             // A partial tile goes through a full-size buffer.
-            microkernel<kMR, 2>(kc, ap, bp, edge, kNR, false);
+            tileProduct(kc, ap, bp, edge, kNR, false);
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t j = 0; j < cols; ++j)
                 tile[r * ldc + j] = (add ? tile[r * ldc + j] : 0.0f) + edge[r * kNR + j];
