@@ -40,14 +40,20 @@ int alignedAxis(const Graph &graph, ValueRef operand, ShapeRef domain, int axis)
 constexpr int64_t kMinSplitColumns = 256;
 
 /// The axis of a head's result to split when not axis 0, or -1: the output
-/// channels of a convolution of one image or an unknown count (groups of
-/// 1), the columns of a matrix product or linear by one matrix (weights)
-/// whose rows are fewer than its columns or unknown. Operands that follow
-/// it are entered in `axes`.
+/// channels of a convolution (groups of 1, or depthwise) or of a pooling of
+/// one image, the columns of a matrix product or linear by one matrix
+/// (weights) whose rows are fewer than its columns or unknown. Operands that
+/// follow it are entered in `axes`.
 int innerSplitAxis(const Graph &graph, NodeId node, SplitAxes &axes) {
   auto operands = graph.operands(node);
   ShapeRef y = graph.shape({node, 0});
   OpKind kind = graph.kind(node);
+  if (kind == OpKind::MaxPool2D || kind == OpKind::AvgPool2D) {
+    if (y[0].isStatic() && y[0].size() > 1)
+      return -1;
+    axes[operands[0]] = 1;
+    return 1;
+  }
   // The unsplit operand must be a value of its own (not matmul(x, x)).
   for (size_t i = 1; i < operands.size(); ++i)
     if (operands[i] == operands[0])
