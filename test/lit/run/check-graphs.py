@@ -339,6 +339,12 @@ CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 10, 13, 13, 10, 5, 5, [1, 1], [4, 4, 4, 4], [2, 2], 10),
     (1, 8, 11, 12, 16, 3, 3, [1, 1], [1, 0, 1, 0], [1, 1], 8),
 ]
+# The AVX2 build of the library too, planned for an x86-64-v3 CPU (this one
+# runs its code).
+avx2 = os.path.join(WORK, "avx2.machine.json")
+with open(avx2, "w") as f:
+    f.write(subprocess.run([FUELC, "targets", "--print", "host"], check=True, capture_output=True,
+                           text=True).stdout.replace("x86-64-v4", "x86-64-v3"))
 for i, (n, c, h, wd, o, kh, kw, strides, pads, dilations, groups) in enumerate(CONV_CASES):
     attrs = dict(strides=strides, pads=pads, dilations=dilations, groups=groups)
     f, fb = rand((o, c // groups, kh, kw)), rand((o,))
@@ -349,6 +355,11 @@ for i, (n, c, h, wd, o, kh, kw, strides, pads, dilations, groups) in enumerate(C
               tolerance=(1e-4, 1e-4))
     check(f"conv_{i}_weights_input", [("img", rand((n, c, h, wd))), ("f", f)],
           [node("y", "conv2d", ["img", "f"], **attrs)], ["y"], tolerance=(1e-4, 1e-4))
+    if TARGET == "host":
+        check(f"conv_{i}_avx2", [("img", rand((n, c, h, wd)))],
+              [node("c", "conv2d", ["img", "f", "fb"], **attrs), node("y", "relu", ["c"])], ["y"],
+              constants=[("f", f), ("fb", fb)], machine_args=["--machine", avx2],
+              tolerance=(1e-4, 1e-4))
 # A residual added to the conv (either operand order) before ReLU, which
 # the library applies as it writes the result, on both threads' channels.
 image, f, fb = rand((2, 16, 10, 10)), rand((24, 16, 3, 3)), rand((24,))
