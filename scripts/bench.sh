@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmarks, writing their tables to bench/results/.
 # Each figure is reported beside a reference measured in the same run.
+#
+#   scripts/bench.sh [RESULT...]   e.g. scripts/bench.sh x86-conv onnx-models
+#
+# With RESULT names (the files of bench/results/ without .md), runs only
+# those benchmarks.
 set -euo pipefail
+selected=" $* "
+want() { [ "$selected" = "  " ] || [[ "$selected" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
 results="$root/bench/results"
@@ -19,21 +26,25 @@ header() {
   echo
 }
 
-{
-  header "Graph IR scale: parse + verify of a 1M-node graph (best of 3 runs)"
-  "$root/build/bench/ir-scale-bench" 1000000 3
-} > "$results/ir-scale.md"
+if want ir-scale; then
+  {
+    header "Graph IR scale: parse + verify of a 1M-node graph (best of 3 runs)"
+    "$root/build/bench/ir-scale-bench" 1000000 3
+  } > "$results/ir-scale.md"
+fi
 
-{
-  header "Planning time of synthetic DAGs (fan-out and diamonds everywhere)"
-  echo "Placement, candidates, copies, scheduling and memory planning; no code generation."
-  echo "Reference: the seeds' greedy walk through the same pipeline, in the same run."
-  echo
-  "$root/build/bench/plan-scale-bench" 1000000
-} > "$results/plan-scale.md"
+if want plan-scale; then
+  {
+    header "Planning time of synthetic DAGs (fan-out and diamonds everywhere)"
+    echo "Placement, candidates, copies, scheduling and memory planning; no code generation."
+    echo "Reference: the seeds' greedy walk through the same pipeline, in the same run."
+    echo
+    "$root/build/bench/plan-scale-bench" 1000000
+  } > "$results/plan-scale.md"
+fi
 
 data="$root/../shared/data/dnn-partitioning"
-if [ -d "$data" ]; then
+if [ -d "$data" ] && want dnn-partitioning; then
   {
     header "Placement on real operator graphs (msr-fiddle/dnn-partitioning)"
     echo "CPU latencies / 5, +10 us per accelerator kernel (as the data's README suggests)."
@@ -42,40 +53,48 @@ if [ -d "$data" ]; then
     "$root/build/bench/dnn-partitioning-bench" "$data"
   } > "$results/dnn-partitioning.md"
 fi
-{
-  header "CPU kernels and runtime: fuelc against memcpy, OpenBLAS and numpy"
-  echo "Kernel times from \`fuel-run --profile\` (bandwidth, GFLOP/s); latencies are whole runs"
-  echo "(\`fuel-run --bench\`, inputs read in place, outputs copied out) against numpy on the same"
-  echo "weights. Every reference is measured in the same run, interleaved, medians."
-  echo
-  /usr/bin/python3 "$root/bench/x86_kernels.py" "$root/build" "$(mktemp -d)"
-} > "$results/x86-kernels.md"
-{
-  header "The library conv2d on every layer of ResNet-18 and MobileNetV2"
-  "$root/build/bench/conv-bench"
-} > "$results/x86-conv.md"
-{
-  header "Vulkan kernels and runtime on $(vulkaninfo --summary 2>/dev/null | grep -m1 deviceName | cut -d= -f2 | xargs)"
-  echo "Kernel times from \`fuel-run --profile\` on vulkan:0 alone (inputs and outputs resident there)."
-  echo "Mesa lavapipe runs SPIR-V on the CPU: regression figures for fuelc's kernels and runtime, not"
-  echo "GPU figures. References measured in the same run, interleaved, medians."
-  echo
-  /usr/bin/python3 "$root/bench/vulkan_kernels.py" "$root/build" "$(mktemp -d)"
-} > "$results/vulkan-lavapipe.md"
-# ONNX Runtime from npm (the only registry besides Debian's); --ignore-scripts
-# skips its post-install download of GPU providers: the CPU one is in the package.
-ort="$root/build/bench/onnxruntime"
-if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  mkdir -p "$ort"
-  npm install --prefix "$ort" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0 >/dev/null
+if want x86-kernels; then
+  {
+    header "CPU kernels and runtime: fuelc against memcpy, OpenBLAS and numpy"
+    echo "Kernel times from \`fuel-run --profile\` (bandwidth, GFLOP/s); latencies are whole runs"
+    echo "(\`fuel-run --bench\`, inputs read in place, outputs copied out) against numpy on the same"
+    echo "weights. Every reference is measured in the same run, interleaved, medians."
+    echo
+    /usr/bin/python3 "$root/bench/x86_kernels.py" "$root/build" "$(mktemp -d)"
+  } > "$results/x86-kernels.md"
 fi
-{
-  header "PyTorch-exported models end to end: fuelc against ONNX Runtime and PyTorch eager"
-  echo "bench/onnx_models.py (random weights, fixed seeds). fuelc: \`fuel-run --bench\`"
-  echo "on an artifact planned for the \`host\` machine; ONNX Runtime $(cd "$ort" && node -p "require('onnxruntime-node/package.json').version")"
-  echo "(npm onnxruntime-node, CPU provider, all graph optimizations, sequential execution); PyTorch"
-  echo "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)') eager under no_grad. Same thread count for all three, interleaved per model."
-  echo
-  /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
-} > "$results/onnx-models.md"
+if want x86-conv; then
+  {
+    header "The library conv2d on every layer of ResNet-18 and MobileNetV2"
+    "$root/build/bench/conv-bench"
+  } > "$results/x86-conv.md"
+fi
+if want vulkan-lavapipe; then
+  {
+    header "Vulkan kernels and runtime on $(vulkaninfo --summary 2>/dev/null | grep -m1 deviceName | cut -d= -f2 | xargs)"
+    echo "Kernel times from \`fuel-run --profile\` on vulkan:0 alone (inputs and outputs resident there)."
+    echo "Mesa lavapipe runs SPIR-V on the CPU: regression figures for fuelc's kernels and runtime, not"
+    echo "GPU figures. References measured in the same run, interleaved, medians."
+    echo
+    /usr/bin/python3 "$root/bench/vulkan_kernels.py" "$root/build" "$(mktemp -d)"
+  } > "$results/vulkan-lavapipe.md"
+fi
+if want onnx-models; then
+  # ONNX Runtime from npm (the only registry besides Debian's); --ignore-scripts
+  # skips its post-install download of GPU providers: the CPU one is in the package.
+  ort="$root/build/bench/onnxruntime"
+  if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
+    mkdir -p "$ort"
+    npm install --prefix "$ort" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0 >/dev/null
+  fi
+  {
+    header "PyTorch-exported models end to end: fuelc against ONNX Runtime and PyTorch eager"
+    echo "bench/onnx_models.py (random weights, fixed seeds). fuelc: \`fuel-run --bench\`"
+    echo "on an artifact planned for the \`host\` machine; ONNX Runtime $(cd "$ort" && node -p "require('onnxruntime-node/package.json').version")"
+    echo "(npm onnxruntime-node, CPU provider, all graph optimizations, sequential execution); PyTorch"
+    echo "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)') eager under no_grad. Same thread count for all three, interleaved per model."
+    echo
+    /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
+  } > "$results/onnx-models.md"
+fi
 cat "$results"/*.md
