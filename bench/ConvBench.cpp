@@ -152,8 +152,8 @@ int main() {
     for (float &x : v)
       x = uniform(rng);
   };
-  std::printf("The library conv2d's %s build, warm, one thread, bias and ReLU applied; one core's FMA "
-              "peak %.0f GFLOP/s; OpenBLAS's %s kernels, one thread.\n\n",
+  std::printf("The library conv2d's %s build, warm, one thread, bias and ReLU applied; "
+              "one core's FMA peak %.0f GFLOP/s; OpenBLAS's %s kernels, one thread.\n\n",
               avx512 ? "AVX-512" : "AVX2", peak / 1e9, openblas_get_corename());
   std::printf("| model | conv2d (C -> O, kernel, stride, groups, input) | fuelc ms | GFLOP/s | "
               "of FMA peak | reference (same run) | fuelc / reference |\n");

@@ -5,14 +5,12 @@
 // im2col matrix. A group's zero-padded image is copied once into stride
 // phase planes (plane (a, b) of a channel holds the padded pixels (y*sh + a,
 // x*sw + b)), in which each tap (c, i, j) of the window reads one contiguous
-// run over the flattened output q = oh * Wq + ow. So:
-//  - a convolution is a GEMM W[Og, Cg*KH*KW] x B[k, q] whose row k is the
-//    run of tap k: gemm.h's microkernel reads it in place, and constant
-//    weights are packed into its A panels once (kConstantB);
-//  - a depthwise convolution (one channel per group) sums its KH*KW taps
-//    over vectors of q.
-// Both compute the Wq - OW columns past each output row too and drop them
-// when the result is copied out (2 of 58 for a 3x3 pad-1 layer of width 56).
+// run over the flattened output q = oh * Wq + ow. So a convolution is a GEMM
+// W[Og, Cg*KH*KW] x B[k, q] whose row k is the run of tap k: gemm.h's
+// microkernel reads it in place, and constant weights are packed into its A
+// panels once (kConstantB). It computes the Wq - OW columns past each output
+// row too and drops them when the result is copied out (2 of 58 for a 3x3
+// pad-1 layer of width 56). Depthwise layers are depthwise.cpp's.
 //
 // Entry points (MLIR C interfaces, as in gemm.cpp):
 //   void _mlir_ciface_<CONV_SYMBOL>(UnrankedMemRef *x, *w, *y, *bias,
@@ -20,7 +18,8 @@
 //       dilationH, dilationW, float lo, float hi)
 //   void CONV_RELEASE(void)
 // computing y = act(conv(x, w) + bias + residual) in one pass over y (the
-// epilogue of Epilogue; bias and residual are read with kBias, kResidual).
+// epilogue of Epilogue; bias and residual are read with kBias, kResidual;
+// ReLU and SiLU with kRelu, kSilu).
 // The groups are x's channels over w's input channels, so a thread may run
 // on any channel slice of a depthwise layer.
 //
@@ -166,19 +165,11 @@ inline void applyEpilogue(const Epilogue &e, const float *from, const float *res
     Vec v = *reinterpret_cast<const Vec *>(from + i) + bias;
     if (residual)
       v += *reinterpret_cast<const Vec *>(residual + i);
-    if (e.relu)
-      v = v > 0.0f ? v : 0.0f;
-    v = v < e.lo ? e.lo : v;
-    v = e.hi < v ? e.hi : v;
-    *reinterpret_cast<Vec *>(to + i) = v;
+    *reinterpret_cast<Vec *>(to + i) = activate(e, v);
   }
   for (; i < n; ++i) {
-    float v = from[i] + bias + (residual ? residual[i] : 0.0f);
-    if (e.relu)
-      v = v > 0.0f ? v : 0.0f;
-    v = v < e.lo ? e.lo : v;
-    v = e.hi < v ? e.hi : v;
-    to[i] = v;
+    Vec v = Vec{} + (from[i] + bias + (residual ? residual[i] : 0.0f));
+    to[i] = activate(e, v)[0];
   }
 }
 
@@ -241,8 +232,9 @@ int columnVectors(const Conv &s) {
 /// memory and back).
 int64_t blockColumns(const Conv &s, int64_t columnsPerTile) {
   constexpr int64_t kTileBytes = 256 << 10;
-  int64_t columns = kTileBytes / (4 * roundUp(s.Og, kMRc)) / columnsPerTile * columnsPerTile;
-  return columns < columnsPerTile ? columnsPerTile : columns > kNC ? kNC / columnsPerTile * columnsPerTile : columns;
+  int64_t columns = kTileBytes / (4 * roundUp(s.Og, kMRc));
+  columns = columns < kNC ? columns : kNC;
+  return columns < columnsPerTile ? columnsPerTile : columns / columnsPerTile * columnsPerTile;
 }
 
 /// y = epilogue(sum over taps k of A[o, k] * planes[offsets[k] + q]) for one
@@ -265,7 +257,8 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
       const float *blockA = panels + pc * rows;
       for (int64_t k = 0; valid < nc && k < kc; ++k)
         for (int64_t j = 0; j < kNRc; ++j)
-          ragged[k * kNRc + j] = last + j < valid ? planes[offsets[pc + k] + jc + last + j] : 0.0f;
+          ragged[k * kNRc + j] =
+              last + j < valid ? planes[offsets[pc + k] + jc + last + j] : 0.0f;
       for (int64_t ic = 0; ic < rows; ic += kMC) {
         int64_t mc = rows - ic < kMC ? rows - ic : kMC;
         for (int64_t jr = 0; jr < nc; jr += kNRc) {
@@ -307,7 +300,8 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   s.Wq = ((s.OW - 1) * s.sw + (s.KW - 1) * s.dw + s.sw) / s.sw;
   bool constant = flags & kConstantB;
   Epilogue epilogue{flags & kBias ? vb.data() : nullptr, vb.stride(0),
-                    flags & kResidual ? vr.data() : nullptr, &vr, (flags & kRelu) != 0, lo, hi};
+                    flags & kResidual ? vr.data() : nullptr, &vr,
+                    (flags & kRelu) != 0, (flags & kSilu) != 0, lo, hi};
   bool depthwise = s.Cg == 1 && s.Og == 1 && s.taps() <= 64;
   if (depthwise && s.OH * s.OW <= kInterleavedPixels) {
     int64_t Hp = (s.OH - 1) * s.sh + (s.KH - 1) * s.dh + 1;

@@ -45,16 +45,47 @@ struct Conv {
 };
 
 /// What is applied as results are copied out: y = act(conv + bias[o] +
-/// residual[o, oh, ow]), act being ReLU (NaN to 0, as `v > 0 ? v : 0`)
-/// and/or a clamp to [lo, hi] (NaN kept), the order fuelc's graph has.
+/// residual[o, oh, ow]), act being ReLU (NaN to 0, as `v > 0 ? v : 0`),
+/// SiLU (v * sigmoid(v)), and a clamp to [lo, hi] (NaN kept), in that
+/// order, as fuelc's graph has them.
 struct Epilogue {
   const float *bias;     // Of the first channel, or null.
   int64_t biasStride;
   const float *residual; // Of the first channel, image n, or null.
   const View *residualView;
-  bool relu;
+  bool relu, silu;
   float lo, hi;
 };
+
+typedef int32_t VecInt __attribute__((vector_size(kWidth * 4)));
+
+/// exp(x) within 2 ulp (Cephes' expf polynomial on x - n ln 2, scaled by
+/// 2^n through the exponent bits); inf above 88.72, 0 below -87.33, NaN
+/// kept.
+inline Vec exp(Vec x) {
+  Vec clamped = x > 88.0f ? 88.0f : x < -87.0f ? -87.0f : x;
+  Vec n = clamped * 1.44269504f + 0.5f;
+  n = __builtin_convertvector(__builtin_convertvector(n, VecInt), Vec);
+  n = n > clamped * 1.44269504f + 0.5f ? n - 1.0f : n; // floor
+  Vec r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  Vec p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
+            4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  VecInt scale = (__builtin_convertvector(n, VecInt) + 127) << 23;
+  Vec e = p * (Vec)scale;
+  e = x > 88.72283f ? __builtin_inff() : e;
+  return x < -87.33654f ? 0.0f : e;
+}
+
+/// The epilogue's activation of a vector of results.
+inline Vec activate(const Epilogue &e, Vec v) {
+  if (e.relu)
+    v = v > 0.0f ? v : 0.0f;
+  if (e.silu)
+    v = v * (1.0f / (1.0f + exp(-v)));
+  v = v < e.lo ? e.lo : v;
+  return e.hi < v ? e.hi : v;
+}
 
 /// Copies the Cg channels of `image` into phase planes, zero-padded.
 void buildPlanes(const Conv &s, const View &x, const float *image, float *planes);

@@ -82,10 +82,7 @@ void convolveChannelBlock(const Conv &s, const View &x, const View &w, const Vie
           for (int64_t l = 0; l < lanes; ++l)
             v[l] += e.residual[n * r->stride(0) + (c0 + l) * r->stride(1) +
                                oh * r->stride(2) + (ow + u) * r->stride(3)];
-        if (e.relu)
-          v = v > 0.0f ? v : 0.0f;
-        v = v < e.lo ? e.lo : v;
-        v = e.hi < v ? e.hi : v;
+        v = activate(e, v);
         float *pixel = out + oh * y.stride(2) + (ow + u) * y.stride(3);
         for (int64_t l = 0; l < lanes; ++l)
           pixel[l * y.stride(1)] = v[l];

@@ -31,9 +31,9 @@ typedef float Vec __attribute__((vector_size(kWidth * 4), aligned(4)));
 
 // Flags (bits of the i64 argument). kConstantB: the weight operand never
 // changes, so its packed panels are kept and reused by later calls. The
-// last three select conv2d's epilogue (conv.cpp).
+// last four select conv2d's epilogue (conv.h).
 constexpr int64_t kTransposeA = 1, kTransposeB = 2, kAccumulate = 4, kConstantB = 8,
-                  kBias = 16, kResidual = 32, kRelu = 64;
+                  kBias = 16, kResidual = 32, kRelu = 64, kSilu = 128;
 
 struct UnrankedMemRef {
   int64_t rank;

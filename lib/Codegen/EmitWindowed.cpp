@@ -180,17 +180,17 @@ static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
 
 namespace {
 /// What the library conv2d applies as it writes its result (see
-/// kernels/x86/conv.cpp): a residual of the result's shape, then ReLU or a
-/// clamp.
+/// kernels/x86/conv.h): a residual of the result's shape, then ReLU, SiLU
+/// or a clamp.
 struct ConvEpilogue {
   std::optional<ValueRef> residual;
-  bool relu = false;
+  bool relu = false, silu = false;
   double lo = -INFINITY, hi = INFINITY;
 };
 } // namespace
 
 /// The epilogue equal to the kernel's elementwise tail, if there is one:
-/// [add(conv, residual)] then at most one of relu, clamp.
+/// [add(conv, residual)] then at most one of relu, clamp, v * sigmoid(v).
 static std::optional<ConvEpilogue> matchEpilogue(const KernelEmitter &e) {
   const Graph &graph = e.graph;
   const std::vector<NodeId> &nodes = e.spec.nodes;
@@ -215,6 +215,15 @@ static std::optional<ConvEpilogue> matchEpilogue(const KernelEmitter &e) {
       epilogue.lo = graph.getFloat(nodes[i], AttrName::MinValue, -INFINITY);
       epilogue.hi = graph.getFloat(nodes[i], AttrName::MaxValue, INFINITY);
       ++i;
+    } else if (graph.kind(nodes[i]) == OpKind::Sigmoid && i + 1 < nodes.size() &&
+               graph.kind(nodes[i + 1]) == OpKind::Mul) {
+      auto product = graph.operands(nodes[i + 1]);
+      ValueRef sigmoid{nodes[i], 0};
+      if ((product[0] == value && product[1] == sigmoid) ||
+          (product[0] == sigmoid && product[1] == value)) {
+        epilogue.silu = true;
+        i += 2;
+      }
     }
   }
   if (i != nodes.size())
@@ -229,11 +238,13 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
   const Graph &graph = e.graph;
   auto operands = graph.operands(node);
   ValueRef y{node, 0};
-  // Flags: the weights never change (kept packed), bias, residual, ReLU.
+  // Flags: the weights never change (kept packed), bias, residual, ReLU,
+  // SiLU.
   int64_t flags = isConstant(graph, operands[1]) ? 8 : 0;
   flags |= operands.size() == 3 ? 16 : 0;
   flags |= epilogue.residual ? 32 : 0;
   flags |= epilogue.relu ? 64 : 0;
+  flags |= epilogue.silu ? 128 : 0;
   auto unranked = [&](ValueRef v) {
     return e.op("memref.cast " + e.argName(v) + " : " + e.argType(v) + " to memref<*xf32>",
                 "");

@@ -155,8 +155,9 @@ LogicalResult emitContraction(KernelEmitter &e, NodeId node,
                               std::string &error);
 LogicalResult emitWindowed(KernelEmitter &e, NodeId node, std::string &error);
 /// Emits a kernel whose head is a library conv2d and whose elementwise tail
-/// (a residual add, then ReLU or a clamp) the library applies as it writes
-/// the result, in one pass; false (nothing emitted) for any other kernel.
+/// (a residual add, then ReLU, SiLU or a clamp) the library applies as it
+/// writes the result, in one pass; false (nothing emitted) for any other
+/// kernel.
 bool emitConvWithEpilogue(KernelEmitter &e);
 LogicalResult emitMovement(KernelEmitter &e, NodeId node, std::string &error);
 

@@ -41,7 +41,16 @@ bool FusionPricing::fuses(NodeId root, unsigned d) const {
   for (NodeId n : group)
     if (!bestEmitted(candidates[n], d))
       return false;
-  return true;
+  // Fused, every member runs a kernel fuelc emits: a faster library kernel
+  // that cannot take the group's epilogue may make it the slower choice.
+  return fusedTime(root, d) <= unfusedTime(root, d);
+}
+
+double FusionPricing::unfusedTime(NodeId root, unsigned d) const {
+  double sum = 0;
+  for (NodeId n : groups[root])
+    sum += candidates[n].bestTime(d);
+  return sum;
 }
 
 const Candidate *FusionPricing::candidate(NodeId node, unsigned d) const {
@@ -77,10 +86,5 @@ double FusionPricing::fusedTime(NodeId root, unsigned d) const {
 }
 
 double FusionPricing::groupTime(NodeId root, unsigned d) const {
-  if (fuses(root, d))
-    return fusedTime(root, d);
-  double sum = 0;
-  for (NodeId n : groups[root])
-    sum += candidates[n].bestTime(d);
-  return sum;
+  return fuses(root, d) ? fusedTime(root, d) : unfusedTime(root, d);
 }

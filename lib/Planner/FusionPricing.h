@@ -27,7 +27,8 @@ public:
   NodeId rootOf(NodeId node) const { return groupRoot[node]; }
   /// Members of `root`'s group in topological order (the root last).
   const std::vector<NodeId> &members(NodeId root) const { return groups[root]; }
-  /// Whether the group of `root` runs as one fused kernel on device `d`.
+  /// Whether the group of `root` runs as one fused kernel on device `d`:
+  /// all its members have kernels fuelc emits, and fused is no slower.
   bool fuses(NodeId root, unsigned d) const;
   /// The group's time on `d` (infinite where a member cannot run).
   double groupTime(NodeId root, unsigned d) const;
@@ -37,6 +38,7 @@ public:
 
 private:
   double fusedTime(NodeId root, unsigned d) const;
+  double unfusedTime(NodeId root, unsigned d) const;
 
   const Graph &graph;
   const Machine &machine;

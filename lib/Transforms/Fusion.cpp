@@ -33,8 +33,23 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     for (ValueRef v : graph.operands(n))
       addUser(v, n);
-  for (ValueRef v : graph.outputs())
+  std::vector<bool> isOutput(graph.numNodes(), false);
+  for (ValueRef v : graph.outputs()) {
     addUser(v, kShared);
+    isOutput[v.node] = true;
+  }
+  // Readers of each node (CSR), for values read by several nodes.
+  std::vector<size_t> firstReader(graph.numNodes() + 1, 0);
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    for (ValueRef v : graph.operands(n))
+      ++firstReader[v.node + 1];
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    firstReader[n + 1] += firstReader[n];
+  std::vector<NodeId> readers(firstReader.back());
+  std::vector<size_t> filled(firstReader.begin(), firstReader.end() - 1);
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    for (ValueRef v : graph.operands(n))
+      readers[filled[v.node]++] = n;
 
   std::vector<NodeId> root(graph.numNodes());
   std::vector<bool> hasHead(graph.numNodes(), false);
@@ -43,6 +58,20 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
     root[n] = n;
     NodeId user = onlyUser[n];
     OpKind kind = graph.kind(n);
+    if (user == kShared && !isOutput[n] && graph.numResults(n) == 1) {
+      // Read by several nodes of one elementwise group (x * sigmoid(x)
+      // after a convolution): n may join it as if read once. The readers'
+      // groups are known: they come later in `order`.
+      NodeId group = kNone;
+      for (size_t i = firstReader[n]; i < firstReader[n + 1] && group != kShared; ++i) {
+        NodeId r = readers[i];
+        group = !isElementwiseOp(graph.kind(r)) || (group != kNone && group != root[r])
+                    ? kShared
+                    : root[r];
+      }
+      if (group < kNone && isElementwiseOp(graph.kind(group)))
+        user = group;
+    }
     if (user >= kNone || graph.numResults(n) != 1 || pinOf[n] != pinOf[user])
       continue;
     if (isElementwiseOp(kind) && isReduction(graph.kind(user)) &&

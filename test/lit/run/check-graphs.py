@@ -368,6 +368,17 @@ for i, order in enumerate([["c", "res"], ["res", "c"]]):
           [node("c", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1]), node("s", "add", order),
            node("y", "relu", ["s"])], ["y"], constants=[("f", f), ("fb", fb)],
           run_args=["--threads", str(i + 1)], tolerance=(1e-4, 1e-4))
+# SiLU (x * sigmoid(x): both readers in one group) after a convolution and
+# a depthwise one, which the library applies as it writes the result; with
+# infinities and NaN among the inputs of the activation.
+for i, (groups, size) in enumerate([(1, 12), (24, 10), (24, 20)]):
+    image = rand((2, 24, size, size))
+    image[0, 0, 0, :4] = [np.inf, -np.inf, np.nan, 1e30]
+    check(f"conv_silu_{i}", [("img", image)],
+          [node("c", "conv2d", ["img", "fs"], pads=[1, 1, 1, 1], groups=groups),
+           node("s", "sigmoid", ["c"]), node("y", "mul", ["c", "s"])], ["y"],
+          constants=[("fs", rand((24, 24 // groups, 3, 3)))], tolerance=(1e-4, 1e-4),
+          run_args=["--threads", str(1 + i % 2)])
 # The same after depthwise layers: small images interleave channels, large
 # ones run a channel at a time.
 for size in (10, 20):

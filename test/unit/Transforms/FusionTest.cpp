@@ -1,8 +1,9 @@
 //===- FusionTest.cpp - Fusion groups on their own ------------------------===//
 //
 // fusionGroups on small graphs read from fuel.graph text: what joins a
-// group (single-consumer elementwise chains, a head's epilogue, a
-// reduction's prologue) and what never does (a value read twice, nodes
+// group (single-consumer elementwise chains, a head's epilogue, a value all
+// of whose readers are in one elementwise group, a reduction's prologue)
+// and what never does (a value read by two groups or by the host, nodes
 // pinned to different devices).
 //
 //===----------------------------------------------------------------------===//
@@ -68,6 +69,29 @@ TEST_CASE("a value read twice is not fused into its readers", "[fusion]") {
   CHECK(groups["r"] == "r");
   CHECK(groups["a"] == "a");
   CHECK(groups["c"] == "c");
+}
+
+TEST_CASE("a value read twice by one group joins it", "[fusion]") {
+  // SiLU after a linear: l * sigmoid(l), both readers in the mul's group.
+  auto groups = groupsOf(R"([{"id": "l", "op": "linear", "inputs": ["x", "w", "b"]},
+                             {"id": "s", "op": "sigmoid", "inputs": ["l"]},
+                             {"id": "m", "op": "mul", "inputs": ["l", "s"]}])",
+                         R"(["m"])");
+  CHECK(groups["l"] == "m");
+  CHECK(groups["s"] == "m");
+  // A reader in another group, or the host reading it, keeps it apart.
+  auto split = groupsOf(R"([{"id": "l", "op": "linear", "inputs": ["x", "w", "b"]},
+                            {"id": "s", "op": "sigmoid", "inputs": ["l"]},
+                            {"id": "m", "op": "mul", "inputs": ["l", "s"]},
+                            {"id": "t", "op": "reduce_sum", "inputs": ["l"],
+                             "attrs": {"axes": [1]}}])",
+                        R"(["m", "t"])");
+  CHECK(split["l"] == "l");
+  auto output = groupsOf(R"([{"id": "l", "op": "linear", "inputs": ["x", "w", "b"]},
+                             {"id": "s", "op": "sigmoid", "inputs": ["l"]},
+                             {"id": "m", "op": "mul", "inputs": ["l", "s"]}])",
+                         R"(["m", "l"])");
+  CHECK(output["l"] == "l");
 }
 
 TEST_CASE("an elementwise prologue joins the reduction it feeds", "[fusion]") {
