@@ -2,9 +2,25 @@
 
 #include "ThreadPool.h"
 
+#include <chrono>
 #include <system_error>
 
 using namespace fuel::runtime;
+
+/// Spins up to this long for `ready` before the caller sleeps: about what
+/// waking a thread costs. Bounded, so a core shared with other work is
+/// given back soon.
+template <class Ready> static bool spinUntil(Ready ready) {
+  constexpr auto kSpin = std::chrono::microseconds(50);
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 0;; ++i) {
+    if (ready())
+      return true;
+    __builtin_ia32_pause();
+    if (i % 64 == 63 && std::chrono::steady_clock::now() - start > kSpin)
+      return false;
+  }
+}
 
 std::unique_ptr<ThreadPool> ThreadPool::create(unsigned threads, std::string &why) {
   std::unique_ptr<ThreadPool> pool(new ThreadPool());
@@ -41,6 +57,7 @@ void ThreadPool::work() {
   const std::function<void(int64_t)> *fn = nullptr;
   int64_t count = 0;
   for (;;) {
+    spinUntil([&] { return stopping || generation.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex);
       wake.wait(lock, [&] { return stopping || generation != seen; });
@@ -77,6 +94,8 @@ void ThreadPool::parallelFor(int64_t count,
   wake.notify_all();
   runChunks(fn, count);
   // Workers that woke late find no chunk left; wait for those that run one.
+  // The job is cleared under the lock, which a late worker takes to read it.
+  spinUntil([&] { return active.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mutex);
   done.wait(lock, [&] { return active == 0; });
   job = nullptr;

@@ -2,7 +2,10 @@
 //
 // A fixed set of workers that run the chunks of one parallel loop at a time;
 // the calling thread takes chunks too. Chunks are claimed with an atomic
-// counter, so uneven chunks balance themselves.
+// counter, so uneven chunks balance themselves. Waits spin briefly before
+// they sleep: a kernel takes tens of microseconds, about what waking a
+// sleeping thread costs, so a worker woken by the kernel would find its
+// chunks taken.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_RUNTIME_THREADPOOL_H
@@ -42,9 +45,10 @@ private:
   const std::function<void(int64_t)> *job = nullptr;
   int64_t jobCount = 0;
   std::atomic<int64_t> next{0};
-  unsigned active = 0;
-  uint64_t generation = 0;
-  bool stopping = false;
+  // Written under `mutex`; also read without it while spinning.
+  std::atomic<unsigned> active{0};
+  std::atomic<uint64_t> generation{0};
+  std::atomic<bool> stopping{false};
 };
 
 } // namespace fuel::runtime
