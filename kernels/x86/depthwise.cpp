@@ -49,17 +49,15 @@ void convolveChannelBlock(const Conv &s, const View &x, const View &w, const Vie
         row[px * kWidth] = in[(px - s.padLeft) * x.stride(3)];
     }
   }
-  // Each tap's weights and the bias, a lane per channel (zero past `lanes`).
-  alignas(64) Vec weights[64];
-  alignas(64) Vec bias{};
-  auto *taps = reinterpret_cast<float(*)[kWidth]>(weights);
-  for (int64_t t = 0; t < s.taps(); ++t)
-    for (int64_t l = 0; l < kWidth; ++l)
-      taps[t][l] = l < lanes ? w.data()[(c0 + l) * w.stride(0) + t / s.KW * w.stride(2) +
-                                        t % s.KW * w.stride(3)]
-                             : 0.0f;
+  Vec weights[64], bias{};
+  for (int64_t t = 0; t < s.taps(); ++t) {
+    weights[t] = Vec{};
+    for (int64_t l = 0; l < lanes; ++l)
+      weights[t][l] = w.data()[(c0 + l) * w.stride(0) + t / s.KW * w.stride(2) +
+                               t % s.KW * w.stride(3)];
+  }
   for (int64_t l = 0; l < lanes && e.bias; ++l)
-    reinterpret_cast<float *>(&bias)[l] = e.bias[(c0 + l) * e.biasStride];
+    bias[l] = e.bias[(c0 + l) * e.biasStride];
   const View *r = e.residualView;
   float *out = y.data() + n * y.stride(0) + c0 * y.stride(1);
   for (int64_t oh = 0; oh < s.OH; ++oh)
@@ -79,27 +77,15 @@ void convolveChannelBlock(const Conv &s, const View &x, const View &w, const Vie
         }
       }
       for (int64_t u = 0; u < count; ++u) {
-        // Lanes go through memory: a variable lane index into a vector
-        // compiles to a jump per lane.
-        alignas(64) float lane[kWidth];
-        if (e.residual) {
+        Vec v = acc[u];
+        if (e.residual)
           for (int64_t l = 0; l < lanes; ++l)
-            lane[l] = e.residual[n * r->stride(0) + (c0 + l) * r->stride(1) +
-                                 oh * r->stride(2) + (ow + u) * r->stride(3)];
-          for (int64_t l = lanes; l < kWidth; ++l)
-            lane[l] = 0.0f;
-          acc[u] += *reinterpret_cast<const Vec *>(lane);
-        }
-        *reinterpret_cast<Vec *>(lane) = activate(e, acc[u]);
+            v[l] += e.residual[n * r->stride(0) + (c0 + l) * r->stride(1) +
+                               oh * r->stride(2) + (ow + u) * r->stride(3)];
+        v = activate(e, v);
         float *pixel = out + oh * y.stride(2) + (ow + u) * y.stride(3);
-        if (lanes == kWidth) {
-#pragma GCC unroll 16
-          for (int64_t l = 0; l < kWidth; ++l)
-            pixel[l * y.stride(1)] = lane[l];
-        } else {
-          for (int64_t l = 0; l < lanes; ++l)
-            pixel[l * y.stride(1)] = lane[l];
-        }
+        for (int64_t l = 0; l < lanes; ++l)
+          pixel[l * y.stride(1)] = v[l];
       }
     }
 }
