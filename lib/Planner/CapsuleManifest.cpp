@@ -2,8 +2,9 @@
 //
 // A manifest describes the capsules of hand-written kernels (kernels/<backend>/)
 // so that the planner prices and admits them like generated ones. The
-// revision of each capsule is the hash of its kernel source: changing the
-// kernel changes the plans that use it.
+// revision of each capsule is the hash of its kernel source (every file of
+// it, with the headers they include): changing the kernel changes the plans
+// that use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,10 +36,53 @@ private:
   bool parseDocument();
   bool parseCapsule();
 
+  std::optional<std::string> sourceRevision(const std::vector<std::string> &files,
+                                            std::string &why) const;
+
   std::string baseDir;
   std::vector<Capsule> capsules;
 };
 } // namespace
+
+/// The capsule's revision: the SHA-256 of its source, or, for several files
+/// (those listed and the headers they include with `#include "..."`,
+/// transitively, each once), of each file's name and hash in that order.
+std::optional<std::string>
+ManifestParser::sourceRevision(const std::vector<std::string> &files,
+                               std::string &why) const {
+  if (files.empty()) {
+    why = "'source' names no file";
+    return std::nullopt;
+  }
+  std::vector<std::string> names(files);
+  std::string listing, only;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string reason;
+    std::shared_ptr<const FileBuffer> source =
+        FileBuffer::open(baseDir + "/" + names[i], reason, /*regularOnly=*/true);
+    if (!source) {
+      why = "cannot read kernel source '" + names[i] + "': " + reason;
+      return std::nullopt;
+    }
+    std::string_view text = source->text();
+    only = toHex(Sha256::of(text));
+    listing += names[i] + " " + only + "\n";
+    std::string dir = std::filesystem::path(names[i]).parent_path().string();
+    constexpr std::string_view kInclude = "#include \"";
+    for (size_t at = text.find(kInclude); at != std::string_view::npos;
+         at = text.find(kInclude, at + 1)) {
+      size_t begin = at + kInclude.size(), end = text.find_first_of("\"\n", begin);
+      if (end == std::string_view::npos || text[end] != '"')
+        continue;
+      std::string header = std::string(text.substr(begin, end - begin));
+      if (!dir.empty())
+        header = dir + "/" + header;
+      if (std::find(names.begin(), names.end(), header) == names.end())
+        names.push_back(header);
+    }
+  }
+  return "sha256:" + (names.size() == 1 ? only : toHex(Sha256::of(listing)));
+}
 
 bool ManifestParser::parseDocument() {
   return readDocument("fuel.capsules", "capsule manifest",
@@ -161,16 +205,26 @@ bool ManifestParser::parseCapsule() {
       c.workspaceBytes = static_cast<uint64_t>(number);
     } else if (member == "source") {
       sawSource = true;
-      alive = readText(text, valid);
+      std::vector<std::string> files;
+      bool named = true; // Every file is named by a string.
+      auto readFile = [&] {
+        bool isString = true;
+        if (!readText(text, isString))
+          return false;
+        if (isString)
+          files.push_back(text);
+        named &= isString;
+        return true;
+      };
+      alive = reader.peek() == JsonKind::Array ? forEachElement(readFile) : readFile();
       std::string why;
-      std::shared_ptr<const FileBuffer> source =
-          FileBuffer::open(baseDir + "/" + text, why, /*regularOnly=*/true);
-      if (!source) {
-        errorAt(offset, "cannot read kernel source '" + text + "': " + why);
-        valid = false;
-      } else {
-        c.revision = "sha256:" + toHex(Sha256::of(source->text()));
+      if (alive && named) {
+        if (std::optional<std::string> revision = sourceRevision(files, why))
+          c.revision = *revision;
+        else
+          errorAt(offset, why);
       }
+      valid &= named && !c.revision.empty();
     } else {
       alive = unknownMember(offset, key, "capsule",
                             "id, op, backend, dtypes, provider, trust, "

@@ -82,8 +82,9 @@ public:
 
   void add(Capsule capsule);
   /// Adds the capsules of a fuel.capsules manifest (docs/capsule-format.md);
-  /// each capsule's revision is the SHA-256 of its kernel source file, which
-  /// is looked up relative to the manifest. Reports every problem.
+  /// each capsule's revision is the SHA-256 of its kernel source files (and
+  /// the headers they include), looked up relative to the manifest. Reports
+  /// every problem.
   LogicalResult addManifest(std::string_view text, std::string_view fileName,
                             const std::string &baseDir, DiagnosticEngine &diag);
   /// Adds every `*.json` manifest under `dir` (recursively, in path order).
