@@ -57,6 +57,10 @@ if args.vulkan:
     MACHINE = ["--machine", "ci", "--allow-device", "vulkan:0", "--input-residency", "vulkan:0",
                "--output-residency", "vulkan:0"]
     os.environ["FUEL_VULKAN_VALIDATION"] = "1"
+# Cases run one per CPU at once: each takes one CPU thread and one lavapipe
+# thread (see test/lit/lit.cfg.py).
+os.environ["FUEL_NUM_THREADS"] = "1"
+os.environ["LP_NUM_THREADS"] = "1"
 FUELC = os.path.join(args.build, "tools", "fuelc", "fuelc")
 FUEL_RUN = os.path.join(args.build, "tools", "fuel-run", "fuel-run")
 cases_dir = os.path.join(args.work, "node")

@@ -45,7 +45,7 @@ struct Conv {
 };
 
 /// What is applied as results are copied out: y = act(conv + bias[o] +
-/// residual[o, oh, ow]), act being ReLU (NaN to 0, as `v > 0 ? v : 0`),
+/// residual[o, oh, ow]), act being ReLU (NaN kept, as numpy.maximum(v, 0)),
 /// SiLU (v * sigmoid(v)), and a clamp to [lo, hi] (NaN kept), in that
 /// order, as fuelc's graph has them.
 struct Epilogue {
@@ -79,8 +79,8 @@ inline Vec exp(Vec x) {
 
 /// The epilogue's activation of a vector of results.
 inline Vec activate(const Epilogue &e, Vec v) {
-  if (e.relu)
-    v = v > 0.0f ? v : 0.0f;
+  if (e.relu) // NaN kept, as numpy.maximum(v, 0).
+    v = v < 0.0f ? 0.0f : v;
   if (e.silu)
     v = v * (1.0f / (1.0f + exp(-v)));
   v = v < e.lo ? e.lo : v;

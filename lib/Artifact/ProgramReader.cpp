@@ -313,8 +313,9 @@ static std::optional<ViewKind> parseViewKind(std::string_view name) {
 LogicalResult ProgramParser::checkReach(const Tensor &t, const std::string &pointer) {
   std::optional<Layout> layout = t.layout(bounds);
   if (!layout)
-    return r.fail(pointer, "the layout is out of range, or its views do not "
-                           "apply to the storage's extents or give other extents");
+    return r.fail(pointer, "the layout is out of range (the runtime takes at most "
+                           "2^40 elements per tensor), or its views do not apply to "
+                           "the storage's extents or give other extents");
   int64_t width = dtypeByteSize(t.dtype);
   int64_t elements = static_cast<int64_t>(storageBytes(t) / width);
   if (!layout->fitsIn(elements))

@@ -107,8 +107,8 @@ std::string ScalarWriter::unary(const std::string &x) {
     return un("math.tanh", x);
   case OpKind::Sigmoid:
     return sigmoid(x);
-  case OpKind::Relu: // NaN becomes 0, as `x > 0 ? x : 0`.
-    return select(cmp("ogt", x, c(0)), x, c(0), type);
+  case OpKind::Relu: // NaN kept, as numpy.maximum(x, 0) and ONNX.
+    return select(cmp("ugt", x, c(0)), x, c(0), type);
   case OpKind::Gelu: {
     const Attribute *a = graph.findAttr(node, AttrName::Approximate);
     std::string inner;
@@ -199,12 +199,10 @@ std::string ScalarWriter::binary(const std::string &a, const std::string &b) {
   case OpKind::Mod:
   case OpKind::Fmod:
     return remainder(a, b);
-  case OpKind::Max:
-    return fp ? select(cmp("olt", a, b), b, a, type)
-              : bin(u ? "arith.maxui" : "arith.maxsi", a, b);
+  case OpKind::Max: // A NaN on either side is the result (numpy, ONNX).
+    return bin(fp ? "arith.maximumf" : u ? "arith.maxui" : "arith.maxsi", a, b);
   case OpKind::Min:
-    return fp ? select(cmp("olt", b, a), b, a, type)
-              : bin(u ? "arith.minui" : "arith.minsi", a, b);
+    return bin(fp ? "arith.minimumf" : u ? "arith.minui" : "arith.minsi", a, b);
   case OpKind::And:
     return bin("arith.andi", a, b);
   case OpKind::Or:

@@ -102,19 +102,28 @@ std::string codegen::combineReduction(KernelEmitter &e, OpKind kind, DType in,
   switch (kind) {
   case OpKind::ReduceProd:
     return bin("arith.mulf", "arith.muli");
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin: {
-    bool mx = kind == OpKind::ReduceMax;
-    // std::max(acc, v) keeps acc unless acc < v (NaN never wins).
-    std::string pred = fp ? "olt" : (u ? "ult" : "slt");
-    std::string c = e.op(std::string(fp ? "arith.cmpf " : "arith.cmpi ") + pred +
-                             ", " + (mx ? acc : v) + ", " + (mx ? v : acc),
-                         ctype);
-    return e.op("arith.select " + c + ", " + v + ", " + acc, ctype);
-  }
+  case OpKind::ReduceMax: // A NaN is the result (numpy, ONNX).
+    return bin("arith.maximumf", u ? "arith.maxui" : "arith.maxsi");
+  case OpKind::ReduceMin:
+    return bin("arith.minimumf", u ? "arith.minui" : "arith.minsi");
   default:
     return bin("arith.addf", "arith.addi");
   }
+}
+
+std::string codegen::argBeats(KernelEmitter &e, DType in, bool isMax,
+                             const std::string &v, const std::string &best) {
+  std::string t = computeType(in);
+  if (!isFloat(in)) {
+    const char *pred = in == DType::U8 ? (isMax ? "ugt" : "ult") : (isMax ? "sgt" : "slt");
+    return e.op(std::string("arith.cmpi ") + pred + ", " + v + ", " + best, t);
+  }
+  // Unordered-or-greater takes a NaN `v`; an ordered `best` keeps a NaN.
+  std::string beats = e.op(std::string("arith.cmpf ") + (isMax ? "ugt" : "ult") + ", " +
+                               v + ", " + best,
+                           t);
+  std::string ordered = e.op("arith.cmpf ord, " + best + ", " + best, t);
+  return e.op("arith.andi " + beats + ", " + ordered, "i1");
 }
 
 LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
@@ -143,7 +152,6 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
   std::string outMap = affineMap(rank, outResults);
   DType in = graph.dtype(x);
   std::string ctype = computeType(in);
-  bool fp = isFloat(in);
   std::vector<Extent> outShape = e.extents(y);
 
   if (isArg) {
@@ -160,13 +168,7 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
               {{best, bestType, outMap, ctype}, e.operand(y, outMap)},
               [&](const std::vector<std::string> &a) {
                 std::string v = e.toCompute(a[0], in);
-                std::string pred = fp ? (isMax ? "ogt" : "olt")
-                                      : (in == DType::U8 ? (isMax ? "ugt" : "ult")
-                                                         : (isMax ? "sgt" : "slt"));
-                std::string better =
-                    e.op(std::string(fp ? "arith.cmpf " : "arith.cmpi ") + pred +
-                             ", " + v + ", " + a[1],
-                         ctype);
+                std::string better = argBeats(e, in, isMax, v, a[1]);
                 std::string i = e.op("linalg.index " + std::to_string(axis), "index");
                 std::string i64 = e.op("arith.index_cast " + i + " : index to i64", "");
                 return std::vector<std::string>{

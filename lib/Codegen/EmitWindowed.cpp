@@ -155,12 +155,8 @@ static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
     std::string inside = m.both(m.within(iy, 0, H), m.within(ix, 0, W));
     std::string fill = e.constant(isMax ? lowest : 0, t);
     std::string v = loadMasked(e, m, x, m.at(0), m.at(1), iy, ix, inside, fill, t);
-    if (isMax) {
-      std::string pred = fp ? "arith.cmpf olt, " : dt == DType::U8 ? "arith.cmpi ult, "
-                                                                   : "arith.cmpi slt, ";
-      std::string lt = e.op(pred + a[0] + ", " + v, t);
-      return std::vector<std::string>{m.select(lt, v, a[0], t)};
-    }
+    if (isMax) // A NaN in the window is the result.
+      return std::vector<std::string>{combineReduction(e, OpKind::ReduceMax, dt, a[0], v, "")};
     std::string counted = inside;
     if (includePad)
       counted = m.both(m.within(iy, -win.pads[0], H + win.pads[2]),

@@ -140,15 +140,8 @@ LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
   std::string t = computeType(in);
   bool fp = isFloat(in);
   ResultRows r = beginResultRows(e, head, x, reduced);
-  // `a` beats `b`: strictly greater (smaller), so the first extreme wins
-  // and NaN never does.
-  std::string pred = fp ? (isMax ? "ogt" : "olt")
-                        : in == DType::U8 ? (isMax ? "ugt" : "ult")
-                                          : (isMax ? "sgt" : "slt");
   auto beats = [&](const std::string &a, const std::string &b) {
-    return e.s.op(std::string(fp ? "arith.cmpf " : "arith.cmpi ") + pred + ", " +
-                      a + ", " + b,
-                  t);
+    return argBeats(e.s, in, isMax, a, b);
   };
   auto select = [&](const std::string &c, const std::string &a,
                     const std::string &b, const std::string &type) {
@@ -179,9 +172,16 @@ LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
       {e.loadVariable(best, t), e.loadVariable(at, "i32")},
       {t, "i32"},
       [&](const std::vector<std::string> &a, const std::vector<std::string> &b) {
+        // Equal values, or two NaN.
         std::string tie = e.s.op(std::string(fp ? "arith.cmpf oeq, " : "arith.cmpi eq, ") +
                                      b[0] + ", " + a[0],
                                  t);
+        if (fp)
+          tie = e.s.op("arith.ori " + tie + ", " +
+                           e.s.op("arith.andi " + e.s.op("arith.cmpf uno, " + a[0] + ", " + a[0], t) +
+                                      ", " + e.s.op("arith.cmpf uno, " + b[0] + ", " + b[0], t),
+                                  "i1"),
+                       "i1");
         std::string lower = e.s.op("arith.cmpi slt, " + b[1] + ", " + a[1], "i32");
         std::string takeB = e.s.op(
             "arith.ori " + beats(b[0], a[0]) + ", " +

@@ -168,6 +168,11 @@ double reductionIdentity(OpKind kind, DType t);
 std::string combineReduction(KernelEmitter &e, OpKind kind, DType t,
                              const std::string &acc, const std::string &v,
                              const std::string &fastmath);
+/// Whether element `v` replaces `best` in an arg max (arg min) scan: it is
+/// strictly greater (smaller), so the first extreme wins, or it is the
+/// first NaN, which then stays (numpy.argmax). An i1.
+std::string argBeats(KernelEmitter &e, DType in, bool isMax, const std::string &v,
+                     const std::string &best);
 
 /// The scalar computation of an elementwise node on compute-typed operands.
 std::string emitScalarOp(KernelEmitter &e, NodeId node,

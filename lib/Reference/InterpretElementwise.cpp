@@ -33,7 +33,7 @@ static double applyUnary(OpKind kind, double v, double lo, double hi,
   case OpKind::Sigmoid:
     return 1 / (1 + std::exp(-v));
   case OpKind::Relu:
-    return v > 0 ? v : 0;
+    return maxOrNaN(v, 0);
   case OpKind::Gelu:
     if (tanhGelu)
       return 0.5 * v *
@@ -103,9 +103,9 @@ static double applyBinary(OpKind kind, double a, double b, bool integer) {
     return r;
   }
   case OpKind::Max:
-    return std::max(a, b);
+    return maxOrNaN(a, b);
   case OpKind::Min:
-    return std::min(a, b);
+    return minOrNaN(a, b);
   case OpKind::Eq:
     return a == b;
   case OpKind::Ne:

@@ -142,7 +142,7 @@ HostTensor Interpreter::pool2d(NodeId node) {
             if (!inside)
               continue;
             double v = x.values[(nc * H + y) * W + xx];
-            acc = isMax ? std::max(acc, v) : acc + v;
+            acc = isMax ? maxOrNaN(acc, v) : acc + v;
           }
         out.values[(nc * OH + oh) * OW + ow] =
             isMax ? acc : acc / static_cast<double>(std::max<int64_t>(count, 1));
@@ -204,13 +204,14 @@ HostTensor Interpreter::reduce(NodeId node) {
       acc[o] *= v;
       break;
     case OpKind::ReduceMax:
-      acc[o] = std::max(acc[o], v);
+      acc[o] = maxOrNaN(acc[o], v);
       break;
     case OpKind::ReduceMin:
-      acc[o] = std::min(acc[o], v);
+      acc[o] = minOrNaN(acc[o], v);
       break;
-    default: // First occurrence wins on ties.
-      if (kind == OpKind::ArgMax ? v > best[o] : v < best[o]) {
+    default: // First occurrence wins on ties; the first NaN wins (numpy).
+      if (!std::isnan(best[o]) &&
+          (std::isnan(v) || (kind == OpKind::ArgMax ? v > best[o] : v < best[o]))) {
         best[o] = v;
         where[o] = position;
       }
@@ -239,7 +240,7 @@ HostTensor Interpreter::softmax(NodeId node) {
       auto at = [&](int64_t j) { return (o * extent + j) * inner + i; };
       double mx = -std::numeric_limits<double>::infinity(), sum = 0;
       for (int64_t j = 0; j < extent; ++j)
-        mx = std::max(mx, in.values[at(j)]);
+        mx = maxOrNaN(mx, in.values[at(j)]);
       for (int64_t j = 0; j < extent; ++j)
         sum += std::exp(in.values[at(j)] - mx);
       for (int64_t j = 0; j < extent; ++j)

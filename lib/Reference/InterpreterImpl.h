@@ -29,6 +29,17 @@ inline int64_t product(const Extents &e, size_t from = 0, size_t to = ~size_t(0)
 }
 
 /// Row-major multi-index of `linear` in `shape`.
+/// max and min as numpy.maximum/minimum and ONNX Max/Min/Relu: a NaN on
+/// either side is the result (std::max keeps its first operand instead).
+inline double maxOrNaN(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
+                                        : std::max(a, b);
+}
+inline double minOrNaN(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
+                                        : std::min(a, b);
+}
+
 inline void unravel(int64_t linear, const Extents &shape, Extents &index) {
   index.resize(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {

@@ -9,9 +9,11 @@
 
 #include "Backend.h"
 #include "CpuFeatures.h"
+#include "HostResources.h"
 #include "ThreadPool.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -35,10 +37,19 @@ public:
         release();
       dlclose(library);
     }
+    if (binaryFd >= 0)
+      ::close(binaryFd);
     std::free(arena);
   }
 
   LogicalResult allocateArena(uint64_t bytes, std::string &error) override {
+    std::optional<AvailableMemory> available = availableHostMemory();
+    if (available && bytes > available->bytes) {
+      error = "the plan needs a " + std::to_string(bytes) + "-byte arena, but only " +
+              std::to_string(available->bytes) + " bytes of memory are available (" +
+              available->source + ")";
+      return failure();
+    }
     size_t size = (std::max<uint64_t>(bytes, 64) + 63) / 64 * 64;
     arena = static_cast<char *>(std::aligned_alloc(64, size));
     if (!arena) {
@@ -65,16 +76,22 @@ public:
       written = n > 0;
       done += written ? static_cast<size_t>(n) : 0;
     }
-    std::string path = "/proc/self/fd/" + std::to_string(fd);
-    if (written)
-      library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ::close(fd);
+    if (!written) {
+      error = std::string("cannot write the x86 kernel binary to memory: ") +
+              std::strerror(errno);
+      ::close(fd);
+      return failure();
+    }
+    library = openUnique(fd);
     if (!library) {
       const char *why = dlerror();
       error = std::string("the x86 kernel binary does not load: ") +
-              (written && why ? why : "write failed");
+              (why ? why : std::strerror(errno));
+      if (fd >= 0)
+        ::close(fd);
       return failure();
     }
+    binaryFd = fd;
     return success();
   }
 
@@ -116,9 +133,31 @@ public:
   void wait() override {}
 
 private:
+  /// dlopen of the memfd `fd` through /proc/self/fd/N. The dynamic loader
+  /// finds libraries by name first, so N must name no library loaded now:
+  /// the descriptor stays open while the library is loaded, and a name
+  /// still taken (a library that was not unloaded) moves to another
+  /// descriptor. Sessions of different artifacts would otherwise share the
+  /// first one's kernels.
+  void *openUnique(int &fd) {
+    for (;;) {
+      std::string path = "/proc/self/fd/" + std::to_string(fd);
+      void *taken = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+      if (!taken)
+        return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      dlclose(taken);
+      int next = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+      ::close(fd);
+      fd = next;
+      if (fd < 0)
+        return nullptr;
+    }
+  }
+
   std::unique_ptr<ThreadPool> pool;
   char *arena = nullptr;
   void *library = nullptr;
+  int binaryFd = -1; // The memfd `library` was loaded from.
 };
 } // namespace
 

@@ -3,6 +3,7 @@
 #include "fuel/Runtime/Runtime.h"
 
 #include "Backend.h"
+#include "HostResources.h"
 
 #include "fuel/Artifact/Artifact.h"
 #include "fuel/Artifact/Program.h"
@@ -12,7 +13,9 @@
 #include <cstring>
 #include <future>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 using namespace fuel;
@@ -51,6 +54,9 @@ struct Session::Impl {
   bool allBound = false;
   std::atomic<bool> profiling{false};
   std::map<std::string, ProfileEntry> profile;
+  // A run owns the arenas, the calls and the profile: runs from several
+  // threads take turns.
+  std::mutex running;
 
   ~Impl() {
     if (binder.joinable())
@@ -278,12 +284,19 @@ void Session::Impl::startBinding() {
     promises.push_back(std::make_shared<std::promise<void>>());
     bound.push_back(promises.back()->get_future().share());
   }
-  binder = std::thread([this, promises] {
+  auto bindAll = [this, promises] {
     for (size_t k = 0; k < calls.size(); ++k) {
       calls[k] = buildCall(k);
       promises[k]->set_value();
     }
-  });
+  };
+  try {
+    binder = std::thread(bindAll);
+  } catch (const std::system_error &) {
+    // No thread to spare (a task limit): the same work, before the first
+    // run instead of beside it.
+    bindAll();
+  }
 }
 
 static std::string formatExtents(const std::vector<artifact::Extent> &extents,
@@ -508,8 +521,7 @@ std::unique_ptr<Session> Session::load(std::shared_ptr<const FileBuffer> artifac
                                 std::to_string(kMaxThreads));
     return nullptr;
   }
-  impl->threads = options.threads ? options.threads
-                                  : std::max(1u, std::thread::hardware_concurrency());
+  impl->threads = options.threads ? options.threads : usableCpuCount();
   impl->profiling.store(options.profile, std::memory_order_relaxed);
   if (failed(impl->open(diag)))
     return nullptr;
@@ -519,22 +531,33 @@ std::unique_ptr<Session> Session::load(std::shared_ptr<const FileBuffer> artifac
 
 const std::string &Session::routeReport() const { return impl->report; }
 
-std::vector<std::string> Session::inputNames() const {
-  std::vector<std::string> names;
-  for (const artifact::Io &in : impl->program.inputs)
-    names.push_back(in.name);
-  return names;
+static std::vector<TensorInfo> describe(const std::vector<artifact::Io> &ios,
+                                        const artifact::Program &program) {
+  std::vector<int64_t> bounds = program.boundValues();
+  std::vector<TensorInfo> infos;
+  for (const artifact::Io &io : ios) {
+    TensorInfo &info = infos.emplace_back();
+    info.name = io.name;
+    info.dtype = io.tensor.dtype;
+    for (const artifact::Extent &e : io.tensor.sizes) {
+      info.shape.push_back(e.value(bounds));
+      info.dimSymbols.push_back(e.isStatic() ? "" : program.symbols[e.symbol].name);
+    }
+  }
+  return infos;
 }
 
-std::vector<std::string> Session::outputNames() const {
-  std::vector<std::string> names;
-  for (const artifact::Io &out : impl->program.outputs)
-    names.push_back(out.name);
-  return names;
+std::vector<TensorInfo> Session::inputs() const {
+  return describe(impl->program.inputs, impl->program);
+}
+
+std::vector<TensorInfo> Session::outputs() const {
+  return describe(impl->program.outputs, impl->program);
 }
 
 LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
                            std::vector<Tensor> &outputs, DiagnosticEngine &diag) {
+  std::lock_guard<std::mutex> lock(impl->running);
   if (failed(impl->bindSymbols(inputs, diag)))
     return failure();
   for (const artifact::Io &in : impl->program.inputs) {
@@ -563,9 +586,13 @@ LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
   return success();
 }
 
-void Session::resetProfile() { impl->profile.clear(); }
+void Session::resetProfile() {
+  std::lock_guard<std::mutex> lock(impl->running);
+  impl->profile.clear();
+}
 
 std::string Session::profileReport() const {
+  std::lock_guard<std::mutex> lock(impl->running);
   std::ostringstream os;
   double total = 0;
   for (const auto &[key, e] : impl->profile)

@@ -3,6 +3,8 @@
 //   fuel-run model.fplan --input x=x.npy [...] --output y.npy [...]
 //            [--threads N] [--bench N] [--profile]
 //
+// FUEL_NUM_THREADS, where set, is the default of --threads: test runners
+// that run many cases at once give each one thread.
 // Loads the artifact with the fail-fast checks of the runtime (Runtime.h),
 // prints the chosen route, binds symbolic dims from the inputs' shapes, runs
 // the plan and writes the outputs as .npy in the graph's output order.
@@ -39,7 +41,9 @@ int run(int argc, char **argv) {
   app.add_option("--input", inputs, "NAME=FILE.npy for each graph input");
   app.add_option("--output", outputs, "FILE.npy for each graph output, in order");
   app.add_option("--threads", options.threads,
-                 "Threads for CPU kernels (default: one per core; at most 1024)");
+                 "Threads for CPU kernels (default: $FUEL_NUM_THREADS, else one per CPU "
+                 "this process may use; at most 1024)")
+      ->envname("FUEL_NUM_THREADS");
   app.add_option("--bench", benchRuns,
                  "Run N more times and print median/min/max latency");
   app.add_flag("--profile", options.profile,
@@ -66,8 +70,8 @@ int run(int argc, char **argv) {
                       .count();
   if (!quiet)
     std::cerr << session->routeReport();
-  if (!outputs.empty() && outputs.size() != session->outputNames().size()) {
-    std::cerr << "fuel-run: error: the plan has " << session->outputNames().size()
+  if (!outputs.empty() && outputs.size() != session->outputs().size()) {
+    std::cerr << "fuel-run: error: the plan has " << session->outputs().size()
               << " outputs, " << outputs.size() << " --output files given\n";
     return 2;
   }

@@ -44,19 +44,34 @@ struct Tensor {
   std::string data;
 };
 
+/// A graph input or output as the plan holds it.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  /// At the planned extents: a dim bound at run time may be smaller.
+  std::vector<int64_t> shape;
+  /// The symbol of each dim bound at run time, "" for a fixed one.
+  std::vector<std::string> dimSymbols;
+};
+
 /// More CPU threads than this is a load error, not thousands of idle
 /// workers.
 inline constexpr unsigned kMaxThreads = 1024;
 
 struct RuntimeOptions {
-  /// Threads for CPU kernels (the caller's included); 0: one per core; at
-  /// most kMaxThreads.
+  /// Threads for CPU kernels (the caller's included); 0: one per CPU this
+  /// process may use (its affinity mask and cgroup CPU quota); at most
+  /// kMaxThreads.
   unsigned threads = 0;
   /// Per-step timing (fuel-run --profile); off costs one relaxed atomic
   /// load per step.
   bool profile = false;
 };
 
+/// A loaded artifact. Its methods may be called from several threads at
+/// once: runs share the session's arenas, so they take turns (one runs, the
+/// others wait). For runs in parallel, load one Session per thread; sessions
+/// share nothing.
 class Session {
 public:
   /// Loads `artifact` (named `name` in diagnostics); nullptr after
@@ -69,8 +84,8 @@ public:
 
   /// Which route was chosen and why earlier ones were skipped.
   const std::string &routeReport() const;
-  std::vector<std::string> inputNames() const;
-  std::vector<std::string> outputNames() const;
+  std::vector<TensorInfo> inputs() const;
+  std::vector<TensorInfo> outputs() const;
 
   /// Runs the plan once: binds symbolic dims from the inputs' shapes,
   /// executes every step and returns the outputs in the graph's order.

@@ -176,7 +176,7 @@ pos = rand(3, 4, low=0.1, high=3.0)
 f32 = np.float32
 
 # Elementwise unary.
-for op, fn, arr in [("neg", np.negative, x), ("abs", np.abs, x), ("exp", np.exp, x),
+UNARY = [("neg", np.negative, x), ("abs", np.abs, x), ("exp", np.exp, x),
                     ("log", np.log, pos), ("sqrt", np.sqrt, pos),
                     ("rsqrt", lambda a: 1 / np.sqrt(a), pos), ("tanh", np.tanh, x),
                     ("sigmoid", lambda a: 1 / (1 + np.exp(-a)), x),
@@ -185,7 +185,8 @@ for op, fn, arr in [("neg", np.negative, x), ("abs", np.abs, x), ("exp", np.exp,
                     ("silu", lambda a: a / (1 + np.exp(-a)), x), ("erf", erf, x),
                     ("sin", np.sin, x), ("cos", np.cos, x), ("recip", lambda a: 1 / a, pos),
                     ("floor", np.floor, x * 3), ("ceil", np.ceil, x * 3),
-                    ("round", np.round, np.concatenate([x * 3, [[-2.5, -0.5, 0.5, 1.5]]]).astype(f32))]:
+                    ("round", np.round, np.concatenate([x * 3, [[-2.5, -0.5, 0.5, 1.5]]]).astype(f32))]
+for op, fn, arr in UNARY:
     case(op, op, [("x", arr)], fn(arr.astype(np.float64)).astype(f32))
 case("gelu_tanh", "gelu", [("x", x)],
      (0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))).astype(f32),
@@ -201,13 +202,15 @@ case("clamp", "clamp", [("x", x)], np.clip(x, -0.5, 1.0), {"min": -0.5, "max": 1
 # Elementwise binary with broadcasting.
 row = rand(4)
 col = rand(3, 1)
-for op, fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-               ("div", np.divide), ("max", np.maximum), ("min", np.minimum)]:
+BINARY = [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+          ("div", np.divide), ("max", np.maximum), ("min", np.minimum)]
+for op, fn in BINARY:
     case(op, op, [("a", x), ("b", row)], fn(x, row))
     case(op + "_outer", op, [("a", col), ("b", row)], fn(col, row))
 case("pow", "pow", [("a", pos), ("b", row)], np.power(pos.astype(np.float64), row).astype(f32), rtol=1e-4)
-for op, fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-               ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+COMPARE = [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+           ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]
+for op, fn in COMPARE:
     case(op, op, [("a", np.round(x)), ("b", np.round(row))], fn(np.round(x), np.round(row)))
 b2 = rand(4, dtype=np.bool_)
 case("and", "and", [("a", b), ("b", b2)], np.logical_and(b, b2))
@@ -307,8 +310,9 @@ case("avg_pool2d_include_pad", "avg_pool2d", [("x", img)],
 
 # Reductions and normalizations.
 T = rand(2, 3, 4)
-for op, fn in [("reduce_sum", np.sum), ("reduce_mean", np.mean), ("reduce_max", np.max),
-               ("reduce_min", np.min), ("reduce_prod", np.prod)]:
+REDUCE = [("reduce_sum", np.sum), ("reduce_mean", np.mean), ("reduce_max", np.max),
+          ("reduce_min", np.min), ("reduce_prod", np.prod)]
+for op, fn in REDUCE:
     case(op, op, [("x", T)], fn(T.astype(np.float64), axis=(0, 2), keepdims=True).astype(f32),
          {"axes": [0, -1], "keepdims": True})
     case(op + "_all", op, [("x", T)], np.asarray(fn(T.astype(np.float64))).astype(f32))
@@ -371,6 +375,66 @@ want = cache.copy()
 want[:, 4:5] = step
 case("write_slice", "write_slice", [("c", cache), ("s", step), ("p", np.zeros(4, f32))], want,
      {"axis": 1, "offset": "P"}, symbolic={"p": ["P"]}, operands=["c", "s"])
+
+# NaN and infinities propagate as numpy (and ONNX's reference) has them:
+# max-based activations, max/min, pooling and reductions keep a NaN; an
+# infinity turns into NaN where arithmetic says so (inf - inf, 0 * inf).
+
+
+def special(a, every=3):
+    """`a` with NaN, +inf and -inf in turn at every `every`-th element."""
+    s = a.copy()
+    flat = s.reshape(-1)
+    flat[::every] = np.resize(np.array([np.nan, np.inf, -np.inf], a.dtype), flat[::every].shape)
+    return s
+
+
+with np.errstate(all="ignore"):
+    for op, fn, arr in UNARY:
+        sx = special(arr)
+        case(op + "_special", op, [("x", sx)], fn(sx.astype(np.float64)).astype(f32))
+    sx = special(x)
+    case("clamp_special", "clamp", [("x", sx)], np.clip(sx, -0.5, 1.0), {"min": -0.5, "max": 1.0})
+    for op, fn in BINARY:
+        case(op + "_special", op, [("a", special(x)), ("b", special(row, 2))],
+             fn(special(x), special(row, 2)))
+    for op, fn in COMPARE:
+        case(op + "_special", op, [("a", special(x)), ("b", special(row, 2))],
+             fn(special(x), special(row, 2)))
+    case("where_special", "where", [("c", col > 0), ("a", special(x)), ("b", row)],
+         np.where(col > 0, special(x), row))
+    # One special value per row of A (or column of B) keeps the expected
+    # result exact: a NaN row, a +inf row (inf plus finite terms of either
+    # sign is inf or -inf) and a row of finite values.
+    sA = A.copy()
+    sA[0, 0, 1], sA[0, 1, 2], sA[1, 2, 0] = np.nan, np.inf, -np.inf
+    case("matmul_special", "matmul", [("a", sA), ("b", B)], (sA.astype(np.float64) @ B).astype(f32), rtol=1e-5)
+    simg = img.copy()
+    simg[0, 0, 2, 3], simg[1, 3, 0, 0], simg[1, 1, 6, 5] = np.nan, np.inf, -np.inf
+    case("conv2d_special", "conv2d", [("x", simg), ("w", wk), ("b", bk)],
+         conv2d(simg, wk, bk, (2, 1), (1, 0, 2, 1), (1, 2), 2),
+         {"strides": [2, 1], "pads": [1, 0, 2, 1], "dilations": [1, 2], "groups": 2}, rtol=1e-4, atol=1e-5)
+    case("max_pool2d_special", "max_pool2d", [("x", simg)],
+         pool(simg, (3, 2), (2, 2), (1, 1, 1, 0), "max"),
+         {"kernel": [3, 2], "strides": [2, 2], "pads": [1, 1, 1, 0]})
+    case("avg_pool2d_special", "avg_pool2d", [("x", simg)],
+         pool(simg, (2, 2), (2, 2), (0, 0, 0, 0), "avg", ceil=True),
+         {"kernel": [2, 2], "strides": [2, 2], "ceil_mode": True})
+    sT = T.copy()
+    sT[0, 1, 2], sT[1, 0, 3], sT[1, 2, 1] = np.nan, np.inf, -np.inf
+    for op, fn in REDUCE:
+        case(op + "_special", op, [("x", sT)],
+             fn(sT.astype(np.float64), axis=(0, 2), keepdims=True).astype(f32),
+             {"axes": [0, -1], "keepdims": True})
+    case("argmax_special", "argmax", [("x", sT)], np.argmax(sT, axis=1), {"axis": 1})
+    case("argmin_special", "argmin", [("x", sT)], np.argmin(sT, axis=1), {"axis": 1})
+    case("softmax_special", "softmax", [("x", sT)], softmax(sT.astype(np.float64), -1).astype(f32))
+    case("log_softmax_special", "log_softmax", [("x", sT)],
+         np.log(softmax(sT.astype(np.float64), -1)).astype(f32))
+    case("layer_norm_special", "layer_norm", [("x", sT), ("s", scale), ("b", shift)],
+         (((sT.astype(np.float64).reshape(2, -1) - sT.astype(np.float64).reshape(2, -1).mean(1, keepdims=True))
+           / np.sqrt(sT.astype(np.float64).reshape(2, -1).var(1, keepdims=True) + 1e-5)).reshape(T.shape)
+          * scale + shift).astype(f32), {"axis": 1})
 
 if not_on_device:
     print(f"{not_on_device} cases have no kernel on the device")

@@ -387,6 +387,23 @@ for size in (10, 20):
           [node("c", "conv2d", ["img", "fd", "fb"], pads=[1, 1, 1, 1], groups=24),
            node("s", "add", ["c", "res"]), node("y", "relu", ["s"])], ["y"],
           constants=[("fd", rand((24, 1, 3, 3))), ("fb", rand((24,)))], tolerance=(1e-4, 1e-4))
+# NaN and infinities through whole models' patterns: a NaN input row of an
+# MLP stays NaN to its softmax (ReLU keeps NaN), other rows stay finite; a
+# NaN pixel before a library conv + ReLU and a max pool.
+mlp_x = rand((4, 32))
+mlp_x[1, :] = np.nan
+mlp_x[2, 5] = np.inf
+check("mlp_nan_rows", [("x", mlp_x)],
+      [node("h", "linear", ["x", "w1", "b1"]), node("r", "relu", ["h"]),
+       node("l", "linear", ["r", "w2"]), node("y", "softmax", ["l"])], ["y"],
+      constants=[("w1", rand((64, 32))), ("b1", rand((64,))), ("w2", rand((10, 64)))],
+      tolerance=(1e-4, 1e-5))
+image = rand((2, 16, 12, 12))
+image[0, 3, 4, 4], image[1, 0, 0, 0] = np.nan, -np.inf
+check("conv_relu_pool_nan", [("img", image)],
+      [node("c", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1]), node("r", "relu", ["c"]),
+       node("y", "max_pool2d", ["r"], kernel=[2, 2], strides=[2, 2])], ["y"],
+      constants=[("f", rand((24, 16, 3, 3))), ("fb", rand((24,)))], tolerance=(1e-4, 1e-4))
 
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")

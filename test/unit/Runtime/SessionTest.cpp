@@ -90,8 +90,14 @@ TEST_CASE("an artifact runs and matches the reference interpreter", "[runtime]")
   DiagnosticEngine diag;
   auto session = runtime::Session::load(FileBuffer::fromBytes(bytes), "a.fplan", {}, diag);
   REQUIRE(session);
-  CHECK(session->inputNames() == std::vector<std::string>{"x"});
-  CHECK(session->outputNames() == std::vector<std::string>{"s", "g"});
+  std::vector<runtime::TensorInfo> in = session->inputs(), out = session->outputs();
+  REQUIRE(in.size() == 1);
+  CHECK((in[0].name == "x" && in[0].dtype == DType::F32));
+  CHECK(in[0].shape == std::vector<int64_t>{3, 4});
+  CHECK(in[0].dimSymbols == std::vector<std::string>{"", ""});
+  REQUIRE(out.size() == 2);
+  CHECK((out[0].name == "s" && out[1].name == "g"));
+  CHECK((out[0].shape == std::vector<int64_t>{5, 3} && out[1].shape == std::vector<int64_t>{3, 5}));
   std::optional<Graph> g = parseGraphJson(kGraph, "g.json", {}, diag);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal;

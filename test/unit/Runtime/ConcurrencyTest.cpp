@@ -1,0 +1,192 @@
+//===- ConcurrencyTest.cpp - The runtime used from several threads --------===//
+//
+// fuel-runtime-tests links the runtime alone, so the stage that builds it
+// with ThreadSanitizer compiles nothing of the compiler. The artifacts come
+// from the real fuelc (the runtime-test-plans fixture), in the directory
+// FUEL_TEST_PLANS names.
+//
+// Every run's outputs are compared byte for byte with the same input's
+// outputs from a run on one thread: a kernel's work split is fixed by the
+// session's thread count, so a race shows as a difference (and, under
+// TSan, as a report).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel/Runtime/Runtime.h"
+
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+using namespace fuel;
+using runtime::Session;
+using runtime::Tensor;
+
+namespace {
+using Inputs = std::map<std::string, Tensor>;
+
+std::shared_ptr<const FileBuffer> readPlan(const std::string &name) {
+  const char *dir = std::getenv("FUEL_TEST_PLANS");
+  REQUIRE(dir);
+  std::string path = std::string(dir) + "/" + name;
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return FileBuffer::fromBytes(bytes.str());
+}
+
+/// Every session runs on two threads: outputs are compared across sessions.
+std::unique_ptr<Session> load(const std::shared_ptr<const FileBuffer> &plan) {
+  DiagnosticEngine diag;
+  runtime::RuntimeOptions options;
+  options.threads = 2;
+  std::unique_ptr<Session> session = Session::load(plan, "plan", options, diag);
+  REQUIRE(session);
+  return session;
+}
+
+/// Random f32 inputs at the plan's planned shapes.
+Inputs randomInputs(const Session &session, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  Inputs inputs;
+  for (const runtime::TensorInfo &info : session.inputs()) {
+    REQUIRE(info.dtype == DType::F32);
+    int64_t count = 1;
+    for (int64_t e : info.shape)
+      count *= e;
+    std::vector<float> values(static_cast<size_t>(count));
+    for (float &v : values)
+      v = normal(rng);
+    Tensor &t = inputs[info.name];
+    t.shape = info.shape;
+    t.data.assign(reinterpret_cast<const char *>(values.data()), values.size() * 4);
+  }
+  return inputs;
+}
+
+std::vector<Tensor> runOnce(Session &session, const Inputs &inputs) {
+  DiagnosticEngine diag;
+  std::vector<Tensor> outputs;
+  REQUIRE(succeeded(session.run(inputs, outputs, diag)));
+  return outputs;
+}
+
+bool sameBytes(const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].shape != b[i].shape || a[i].data != b[i].data)
+      return false;
+  return true;
+}
+
+/// Entries of a /proc/self directory (open descriptors, threads).
+size_t countEntries(const char *path) {
+  size_t n = 0;
+  DIR *dir = opendir(path);
+  REQUIRE(dir);
+  while (dirent *e = readdir(dir))
+    n += e->d_name[0] != '.';
+  closedir(dir);
+  return n;
+}
+
+/// Runs `body(t)` on `count` threads at once; Catch2's assertions are not
+/// thread-safe, so the threads report through their results.
+template <class Body> std::vector<int> onThreads(int count, Body body) {
+  std::vector<int> failures(static_cast<size_t>(count), 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < count; ++t)
+    threads.emplace_back([&, t] { failures[static_cast<size_t>(t)] = body(t); });
+  for (std::thread &t : threads)
+    t.join();
+  return failures;
+}
+} // namespace
+
+TEST_CASE("one session run from many threads at once", "[runtime][threads]") {
+  std::unique_ptr<Session> session = load(readPlan("mlp.fplan"));
+  constexpr int kThreads = 8, kRuns = 10;
+  std::vector<Inputs> inputs;
+  std::vector<std::vector<Tensor>> expected;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(randomInputs(*session, 100 + t));
+    expected.push_back(runOnce(*session, inputs.back()));
+  }
+  std::vector<int> failures = onThreads(kThreads, [&](int t) {
+    int wrong = 0;
+    for (int r = 0; r < kRuns; ++r) {
+      DiagnosticEngine diag;
+      std::vector<Tensor> outputs;
+      wrong += failed(session->run(inputs[t], outputs, diag)) ||
+               !sameBytes(outputs, expected[t]);
+    }
+    return wrong;
+  });
+  CHECK(failures == std::vector<int>(kThreads, 0));
+}
+
+TEST_CASE("sessions of different artifacts run at once", "[runtime][threads]") {
+  std::vector<std::shared_ptr<const FileBuffer>> plans = {readPlan("mlp.fplan"),
+                                                          readPlan("cnn.fplan")};
+  std::vector<Inputs> inputs;
+  std::vector<std::vector<Tensor>> expected;
+  for (size_t p = 0; p < plans.size(); ++p) {
+    std::unique_ptr<Session> session = load(plans[p]);
+    inputs.push_back(randomInputs(*session, 7 + p));
+    expected.push_back(runOnce(*session, inputs.back()));
+  }
+  // Each thread loads its own session and runs it.
+  std::vector<int> failures = onThreads(4, [&](int t) {
+    size_t p = static_cast<size_t>(t) % plans.size();
+    DiagnosticEngine diag;
+    runtime::RuntimeOptions options;
+    options.threads = 2;
+    std::unique_ptr<Session> session = Session::load(plans[p], "plan", options, diag);
+    if (!session)
+      return 1;
+    int wrong = 0;
+    for (int r = 0; r < 5; ++r) {
+      std::vector<Tensor> outputs;
+      wrong += failed(session->run(inputs[p], outputs, diag)) ||
+               !sameBytes(outputs, expected[p]);
+    }
+    return wrong;
+  });
+  CHECK(failures == std::vector<int>(4, 0));
+}
+
+TEST_CASE("loading and unloading in a loop leaks no thread or descriptor",
+          "[runtime][threads]") {
+  // Two artifacts in turn, one of them kept loaded: each session runs its
+  // own kernels, whatever was loaded before.
+  std::vector<std::shared_ptr<const FileBuffer>> plans = {readPlan("mlp.fplan"),
+                                                          readPlan("cnn.fplan")};
+  std::vector<Inputs> inputs;
+  std::vector<std::vector<Tensor>> expected;
+  for (size_t p = 0; p < plans.size(); ++p) {
+    std::unique_ptr<Session> session = load(plans[p]);
+    inputs.push_back(randomInputs(*session, 11 + p));
+    expected.push_back(runOnce(*session, inputs.back()));
+  }
+  std::unique_ptr<Session> kept = load(plans[0]);
+  size_t descriptors = countEntries("/proc/self/fd"), threads = countEntries("/proc/self/task");
+  for (int i = 0; i < 40; ++i) {
+    size_t p = static_cast<size_t>(i) % plans.size();
+    std::unique_ptr<Session> session = load(plans[p]);
+    if (i % 4 < 2) // Some are unloaded before they run (the binder still working).
+      CHECK(sameBytes(runOnce(*session, inputs[p]), expected[p]));
+  }
+  CHECK(sameBytes(runOnce(*kept, inputs[0]), expected[0]));
+  CHECK(countEntries("/proc/self/fd") == descriptors);
+  CHECK(countEntries("/proc/self/task") == threads);
+}
