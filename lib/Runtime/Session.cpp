@@ -38,9 +38,10 @@ struct Session::Impl {
   unsigned threads = 1;
   std::vector<std::unique_ptr<Backend>> backends; // By program device.
   std::vector<void *> entries;                    // By kernel.
-  // Where each buffer is: in its device's arena, except inputs on the CPU,
-  // which each run points at the caller's tensors.
-  std::vector<char *> bufferBase;
+  // Where each buffer is in its device's arena (fixed at load: the binder
+  // thread reads it), and where the current run has it: there too, except
+  // inputs on the CPU, which each run points at the caller's tensors.
+  std::vector<char *> arenaAddress, bufferBase;
   std::vector<bool> isInputBuffer;
   // Where each device's kernels read each constant (by constant index):
   // the weights section itself where the host's memory is the device's.
@@ -75,7 +76,7 @@ struct Session::Impl {
   LogicalResult prepareDevices(DiagnosticEngine &diag);
   LogicalResult importConstants(DiagnosticEngine &diag);
   char *baseOf(const artifact::Tensor &t, unsigned device) const {
-    return t.storage == artifact::StorageKind::Buffer ? bufferBase[t.index]
+    return t.storage == artifact::StorageKind::Buffer ? arenaAddress[t.index]
                                                       : constantBase[device][t.index];
   }
   bool onHost(size_t buffer) const {
@@ -192,7 +193,8 @@ LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
                              artifact::kernelSignature(k) + ")");
   }
   for (const artifact::Buffer &b : program.buffers)
-    bufferBase.push_back(backends[b.device]->arenaBase() + b.offset);
+    arenaAddress.push_back(backends[b.device]->arenaBase() + b.offset);
+  bufferBase = arenaAddress;
   if (failed(importConstants(diag)))
     return failure();
   isInputBuffer.assign(program.buffers.size(), false);
@@ -466,6 +468,8 @@ void Session::Impl::execute() {
   }
   for (const std::unique_ptr<Backend> &b : backends)
     b->wait();
+  if (binder.joinable()) // Done binding: no helper thread outlives the first run.
+    binder.join();
   allBound = true;
 }
 
