@@ -97,4 +97,23 @@ if want onnx-models; then
     /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
   } > "$results/onnx-models.md"
 fi
+if want soak; then
+  work=$(mktemp -d)
+  /usr/bin/python3 - "$root/examples/pytorch" "$work/resnet18.onnx" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import export
+for name, module, x in export.models(bench=True):
+    if name == "resnet18":
+        export.export(module.eval(), x, sys.argv[2])
+PY
+  "$root/build/tools/fuelc/fuelc" plan "$work/resnet18.onnx" --machine host --dim B=1 -o "$work/resnet18.fplan"
+  {
+    header "Soak: ResNet-18 (batch 1, 224x224) run 10,000 times, then loaded and unloaded 200 times"
+    echo "\`soak-bench\`: latency per window of 1,000 runs (drift: its median over the first window's,"
+    echo "in the same run), resident memory, open descriptors and threads after each window."
+    echo
+    "$root/build/bench/soak-bench" "$work/resnet18.fplan" 10000 2 200
+  } > "$results/soak.md"
+fi
 cat "$results"/*.md

@@ -18,7 +18,7 @@ packages=(
   # Fuzzing: clang with libFuzzer and the sanitizer runtimes.
   clang-14 libclang-rt-14-dev
   # Test and benchmark helpers.
-  python3 python3-numpy python3-jsonschema libopenblas-dev
+  python3 python3-numpy python3-jsonschema libopenblas-dev stress-ng
   # PyTorch-exported example models and their reference outputs.
   python3-torch python3-torchvision
 )

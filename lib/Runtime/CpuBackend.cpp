@@ -39,7 +39,8 @@ public:
     }
     if (binaryFd >= 0)
       ::close(binaryFd);
-    std::free(arena);
+    if (arena)
+      munmap(arena, arenaSize);
   }
 
   LogicalResult allocateArena(uint64_t bytes, std::string &error) override {
@@ -50,14 +51,19 @@ public:
               available->source + ")";
       return failure();
     }
-    size_t size = (std::max<uint64_t>(bytes, 64) + 63) / 64 * 64;
-    arena = static_cast<char *>(std::aligned_alloc(64, size));
-    if (!arena) {
-      error = "cannot allocate a " + std::to_string(bytes) + "-byte arena";
+    // Mapped, not malloc'd: unloading gives every page back (a freed large
+    // malloc block raises glibc's mmap threshold, and later blocks of that
+    // size stay in its heap), and MAP_POPULATE takes the page faults here.
+    size_t size = std::max<size_t>(bytes, 1);
+    void *mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (mapped == MAP_FAILED) {
+      error = "cannot allocate a " + std::to_string(bytes) + "-byte arena: " +
+              std::strerror(errno);
       return failure();
     }
-    // Page faults cost microseconds each here: take them all at load.
-    std::memset(arena, 0, size);
+    arena = static_cast<char *>(mapped);
+    arenaSize = size;
     return success();
   }
 
@@ -156,6 +162,7 @@ private:
 
   std::unique_ptr<ThreadPool> pool;
   char *arena = nullptr;
+  size_t arenaSize = 0;
   void *library = nullptr;
   int binaryFd = -1; // The memfd `library` was loaded from.
 };
