@@ -97,6 +97,16 @@ bool mish(Importer &im) { // x * tanh(softplus(x))
          k.finish(k.op(OpKind::Mul, {k.x, k.op(OpKind::Tanh, {softplusOf(k, k.x)})}));
 }
 
+bool gelu(Importer &im) { // Opset 20.
+  std::string approximate = im.attrString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return im.unsupported("approximate='" + approximate + "' is not 'none' or 'tanh'");
+  return direct(im, OpKind::Gelu, [&](Graph &g) {
+    if (approximate == "tanh")
+      g.addStringAttr(AttrName::Approximate, "tanh");
+  });
+}
+
 bool softsign(Importer &im) { // x / (1 + |x|)
   Composer k(im);
   return k.floatInput() &&
@@ -216,6 +226,7 @@ void onnximport::addActivationHandlers(HandlerTable &table) {
       {"HardSwish", hardSwish},
       {"Softplus", softplus},
       {"Mish", mish},
+      {"Gelu", gelu},
       {"Softsign", softsign},
       {"Sign", sign},
       {"ThresholdedRelu", thresholdedRelu},

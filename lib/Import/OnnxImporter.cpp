@@ -389,9 +389,9 @@ std::optional<Graph> Importer::run() {
   fileLoc.file = fileName;
   // Opsets before 11 are checked per op (importOp): many ops kept their
   // meaning since.
-  if (opset < 1 || opset > 17) {
+  if (opset < 1 || opset > kMaxOnnxOpset) {
     diag.error(fileLoc, "the model uses ONNX opset " + std::to_string(opset) +
-                            "; fuelc imports opsets up to 17");
+                            "; fuelc imports opsets up to " + std::to_string(kMaxOnnxOpset));
     return std::nullopt;
   }
   const onnx::GraphProto &g = model.graph();

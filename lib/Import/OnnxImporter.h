@@ -46,6 +46,10 @@ struct SymbolicInts {
   std::vector<Dim> elements;
 };
 
+/// The newest default-domain opset the handlers know the signatures of
+/// (OnnxOps.cpp reads the ones that changed since 11).
+inline constexpr int64_t kMaxOnnxOpset = 21;
+
 class Importer {
 public:
   Importer(const onnx::ModelProto &model, std::string fileName,

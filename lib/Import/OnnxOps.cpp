@@ -1,7 +1,9 @@
 //===- OnnxOps.cpp - Mapping ONNX operators to IR ops ---------------------===//
 //
-// One handler per ONNX op type (opsets 11-17; some from older opsets,
-// firstOpset). A handler builds the IR for
+// One handler per ONNX op type (opsets 11-21, reading the signatures that
+// changed: Split's num_outputs and Pad's axes (18), AveragePool's dilations
+// (19), GroupNormalization's per-channel scale (21); some ops from older
+// opsets, firstOpset). A handler builds the IR for
 // the current node through the Importer, or reports what it cannot import
 // (an attribute value, a non-constant shape input, an unused-but-requested
 // output) and returns false.
@@ -91,6 +93,9 @@ bool convLike(Importer &im, OpKind kind) {
   } else if (autoPad != "NOTSET" && autoPad != "VALID") {
     return im.unsupported("auto_pad=" + autoPad + " is not supported");
   }
+  if (kind == OpKind::AvgPool2D && // Opset 19 added them.
+      std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; }))
+    return im.unsupported("dilated average pooling is not supported");
   return direct(im, kind, [&](Graph &g) {
     if (kind != OpKind::Conv2D)
       g.addIntsAttr(AttrName::Kernel, kernel);
@@ -300,6 +305,24 @@ bool split(Importer &im) {
     sizes = t->ints();
   }
   unsigned parts = static_cast<unsigned>(im.current().output_size());
+  // Opset 18: `num_outputs` chunks of ceil(extent / n), the last smaller.
+  if (int64_t n = im.attrInt("num_outputs", 0); n > 0 && sizes.empty()) {
+    if (n != parts)
+      return im.unsupported("num_outputs is " + std::to_string(n) + " but the node has " +
+                            std::to_string(parts) + " outputs");
+    ShapeRef shape = im.graph.shape(im.input(0));
+    std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", 0), shape.size());
+    if (!axis)
+      return im.unsupported("axis is out of range");
+    if (shape[*axis].isStatic() && shape[*axis].size() % n) {
+      int64_t extent = shape[*axis].size(), chunk = (extent + n - 1) / n;
+      if (chunk * (n - 1) >= extent)
+        return im.unsupported("an extent of " + std::to_string(extent) +
+                              " cannot be split into " + std::to_string(n) + " chunks");
+      sizes.assign(static_cast<size_t>(n - 1), chunk);
+      sizes.push_back(extent - chunk * (n - 1));
+    }
+  }
   std::optional<NodeId> n = im.add(OpKind::Split, {im.input(0)}, [&](Graph &g) {
     g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0));
     if (sizes.empty())
@@ -318,6 +341,25 @@ bool pad(Importer &im) {
   const KnownTensor *pads = constInts(im, 1, "pads");
   if (!pads)
     return false;
+  std::vector<int64_t> p = pads->ints();
+  if (im.hasInput(3)) { // Opset 18: pads for these axes only.
+    const KnownTensor *axes = constInts(im, 3, "axes");
+    if (!axes)
+      return false;
+    size_t rank = im.graph.shape(im.input(0)).size();
+    std::vector<int64_t> listed = axes->ints(), full(2 * rank, 0);
+    if (p.size() != 2 * listed.size())
+      return im.unsupported("pads has " + std::to_string(p.size()) + " values for " +
+                            std::to_string(listed.size()) + " axes");
+    for (size_t i = 0; i < listed.size(); ++i) {
+      std::optional<unsigned> axis = normalizeAxis(listed[i], rank);
+      if (!axis)
+        return im.unsupported("axis " + std::to_string(listed[i]) + " is out of range");
+      full[*axis] = p[i];
+      full[rank + *axis] = p[listed.size() + i];
+    }
+    p = full;
+  }
   double value = 0;
   if (im.hasInput(2)) {
     const KnownTensor *v = constInts(im, 2, "the constant value");
@@ -325,7 +367,6 @@ bool pad(Importer &im) {
       return false;
     value = v->reals().at(0);
   }
-  std::vector<int64_t> p = pads->ints();
   for (int64_t v : p)
     if (v < 0)
       return im.unsupported("negative pads (cropping) are not supported");
@@ -556,6 +597,55 @@ bool layerNorm(Importer &im) {
   });
 }
 
+/// Opset 18 scales each of `num_groups` groups (scale and bias of
+/// [num_groups]), opset 21 each channel ([C]); both normalize each group of
+/// channels of each image over its channels and positions.
+bool groupNorm(Importer &im) {
+  Composer k(im);
+  if (!k.floatInput())
+    return false;
+  ShapeRef shape = im.graph.shape(k.x);
+  int64_t groups = im.attrInt("num_groups", 0);
+  if (shape.size() < 2 || !shape[1].isStatic())
+    return im.unsupported("the input must have a static channel axis (N x C x ...)");
+  int64_t channels = shape[1].size(), perGroup = 1;
+  if (groups <= 0 || channels % groups)
+    return im.unsupported("num_groups (" + std::to_string(groups) + ") must divide the " +
+                          std::to_string(channels) + " channels");
+  for (size_t d = 1; d < shape.size(); ++d) {
+    if (!shape[d].isStatic())
+      return im.unsupported("the channel and spatial extents must be static");
+    perGroup *= shape[d].size();
+  }
+  perGroup /= groups;
+  float eps = im.attrFloat("epsilon", 1e-5f);
+  auto reshape = [&](ValueRef v, std::vector<Dim> dims) {
+    return k.op(OpKind::Reshape, {v},
+                [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
+  };
+  ValueRef grouped = reshape(k.x, {shape[0], Dim::fixed(groups), Dim::fixed(perGroup)});
+  ValueRef normalized = k.op(OpKind::LayerNorm, {grouped}, [&](Graph &g) {
+    g.addIntAttr(AttrName::Axis, 2);
+    g.addFloatAttr(AttrName::Eps, eps);
+  });
+  ValueRef y = reshape(normalized, std::vector<Dim>(shape.begin(), shape.end()));
+  // Scale and bias as [C, 1, ...] against [N, C, ...].
+  std::vector<Dim> perChannel(shape.size() - 1, Dim::fixed(1));
+  perChannel[0] = Dim::fixed(channels);
+  auto channelwise = [&](size_t input) {
+    ValueRef v = im.input(input);
+    if (im.opset < 21) { // [G] -> [G, C/G] -> [C]
+      v = reshape(v, {Dim::fixed(groups), Dim::fixed(1)});
+      std::vector<Dim> repeated{Dim::fixed(groups), Dim::fixed(channels / groups)};
+      v = k.op(OpKind::Expand, {v},
+               [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, repeated); });
+    }
+    return reshape(v, perChannel);
+  };
+  y = k.op(OpKind::Mul, {y, channelwise(1)});
+  return k.finish(k.op(OpKind::Add, {y, channelwise(2)}));
+}
+
 bool shapeOf(Importer &im) {
   ShapeRef s = im.graph.shape(im.input(0));
   int64_t rank = static_cast<int64_t>(s.size());
@@ -771,6 +861,7 @@ const HandlerTable &handlers() {
       {"GlobalMaxPool", [](Importer &im) { return globalPool(im, OpKind::ReduceMax); }},
       {"BatchNormalization", batchNorm},
       {"LayerNormalization", layerNorm},
+      {"GroupNormalization", groupNorm},
       {"Softmax", [](Importer &im) { return softmax(im, OpKind::Softmax); }},
       {"LogSoftmax", [](Importer &im) { return softmax(im, OpKind::LogSoftmax); }},
       {"ReduceSum", [](Importer &im) { return reduce(im, OpKind::ReduceSum); }},
@@ -826,7 +917,7 @@ size_t requiredInputs(const std::string &opType) {
       {"Equal", 2}, {"Less", 2}, {"LessOrEqual", 2}, {"Greater", 2},
       {"GreaterOrEqual", 2}, {"And", 2}, {"Or", 2}, {"MatMul", 2}, {"Gemm", 2},
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
-      {"LayerNormalization", 2}, {"Where", 3}, {"Slice", 3},
+      {"LayerNormalization", 2}, {"GroupNormalization", 3}, {"Where", 3}, {"Slice", 3},
       {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
       {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2}, {"OneHot", 3},
       {"ConvTranspose", 2},
@@ -852,7 +943,8 @@ int64_t firstOpset(const std::string &opType) {
       {"GlobalMaxPool", 1}, {"Size", 1}, {"Tan", 7}, {"Sinh", 9}, {"Cosh", 9},
       {"Asinh", 9}, {"Acosh", 9}, {"Atanh", 9}, {"IsNaN", 9}, {"IsInf", 10},
       {"Hardmax", 13}, {"Floor", 6}, {"Ceil", 6}, {"Mod", 10},
-      {"ConstantOfShape", 9}, {"EyeLike", 9}, {"Tile", 6}};
+      {"ConstantOfShape", 9}, {"EyeLike", 9}, {"Tile", 6}, {"Mish", 18},
+      {"GroupNormalization", 18}, {"Gelu", 20}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

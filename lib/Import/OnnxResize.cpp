@@ -180,26 +180,58 @@ bool resize(Importer &im) {
   std::vector<Dim> in(shape.begin(), shape.end()), out;
   size_t rank = in.size();
   std::vector<double> scales, roi;
+  // Opset 18: the sizes or scales may be given for `axes` only.
+  std::vector<unsigned> axes;
+  for (int64_t a : im.attrInts("axes")) {
+    std::optional<unsigned> axis = normalizeAxis(a, rank);
+    if (!axis)
+      return im.unsupported("axis " + std::to_string(a) + " is out of range");
+    axes.push_back(*axis);
+  }
+  if (axes.empty())
+    for (unsigned d = 0; d < rank; ++d)
+      axes.push_back(d);
+  std::string policy = im.attrString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return im.unsupported("keep_aspect_ratio_policy '" + policy + "' is not supported");
   if (im.hasInput(3)) { // sizes, possibly computed from a symbolic batch
     std::optional<std::vector<Dim>> sizes = im.shapeInput(3, "the sizes");
     if (!sizes)
       return false;
-    out = *sizes;
-    if (out.size() != rank)
-      return im.unsupported("the sizes must have one extent per axis");
+    if (sizes->size() != axes.size())
+      return im.unsupported("the sizes must have one extent per resized axis");
+    out = in;
+    for (size_t i = 0; i < axes.size(); ++i)
+      out[axes[i]] = (*sizes)[i];
     for (size_t d = 0; d < rank; ++d) {
       bool scaled = out[d] != in[d] && in[d].isStatic() && out[d].isStatic() && in[d].size();
       scales.push_back(scaled ? static_cast<double>(out[d].size()) /
                                     static_cast<double>(in[d].size())
                               : 1);
     }
+    if (policy != "stretch") { // One scale for every listed axis (numpy's rounding).
+      double scale = policy == "not_larger" ? INFINITY : 0;
+      for (unsigned a : axes) {
+        if (!in[a].isStatic() || !out[a].isStatic())
+          return im.unsupported("keep_aspect_ratio_policy needs static extents");
+        scale = policy == "not_larger" ? std::min(scale, scales[a]) : std::max(scale, scales[a]);
+      }
+      for (unsigned a : axes) {
+        scales[a] = scale;
+        out[a] = Dim::fixed(static_cast<int64_t>(
+            std::nearbyint(scale * static_cast<double>(in[a].size()))));
+      }
+    }
   } else if (im.hasInput(2)) {
     const KnownTensor *s = constInts(im, 2, "the scales");
     if (!s)
       return false;
-    scales = s->reals();
-    if (scales.size() != rank)
-      return im.unsupported("the scales must have one factor per axis");
+    std::vector<double> listed = s->reals();
+    if (listed.size() != axes.size())
+      return im.unsupported("the scales must have one factor per resized axis");
+    scales.assign(rank, 1);
+    for (size_t i = 0; i < axes.size(); ++i)
+      scales[axes[i]] = listed[i];
     for (size_t d = 0; d < rank; ++d) {
       if (!(scales[d] > 0))
         return im.unsupported("the scales must be positive");
@@ -223,6 +255,9 @@ bool resize(Importer &im) {
     if (roi.size() != 2 * rank)
       return im.unsupported("the roi must have a start and an end per axis");
   }
+  if (im.attrInt("antialias", 0) && m.mode != "nearest" &&
+      std::any_of(scales.begin(), scales.end(), [](double f) { return f < 1; }))
+    return im.unsupported("antialias=1 when downsampling is not supported");
   if (m.mode != "nearest" && !isFloat(im.graph.dtype(im.input(0))))
     return im.unsupported("linear and cubic modes need a float input");
   Composer k(im);

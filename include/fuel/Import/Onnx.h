@@ -1,6 +1,6 @@
 //===- Onnx.h - Importing ONNX models ---------------------------*- C++ -*-===//
 //
-// Reads an ONNX ModelProto (opsets 11-17 of the default domain) into a
+// Reads an ONNX ModelProto (opsets 11-21 of the default domain) into a
 // verified fuel Graph: initializers and Constant nodes become constants,
 // graph inputs become inputs (dynamic dims become symbolic dims, named by
 // their dim_param), each ONNX node becomes one or more IR nodes, shape

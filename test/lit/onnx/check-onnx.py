@@ -229,5 +229,67 @@ case("ConvTranspose", [n("ConvTranspose", ["a", "w"], ["y0"], strides=[2, 3], di
 case("Shape_Reshape", [n("Shape", ["a"], ["s"]), n("Reshape", ["b", "s"], ["y0"])],
      [("a", T, None), ("b", T.reshape(4, 6), None)], [T])
 
+# Opsets 18-21 (current exporters' defaults), built here with the helper API
+# (Debian's onnx package has no node tests past 17).
+ax1 = ("ax", np.array([1], np.int64))
+case("ReduceMean_opset18_axes_input", [n("ReduceMean", ["a", "ax"], ["y0"], keepdims=1)],
+     [("a", T, None)], [T.mean(axis=1, keepdims=True)], initializers=[ax1], opset=18)
+case("ReduceMax_opset20_axes_input", [n("ReduceMax", ["a", "ax"], ["y0"], keepdims=0)],
+     [("a", T, None)], [T.max(axis=1)], initializers=[ax1], opset=20)
+x5 = rand(3, 5)
+case("Split_opset18_num_outputs_uneven", [n("Split", ["a"], ["y0", "y1"], axis=1, num_outputs=2)],
+     [("a", x5, None)], [x5[:, :3], x5[:, 3:]], opset=18)
+case("Split_opset18_num_outputs_even", [n("Split", ["a"], ["y0", "y1", "y2"], axis=0, num_outputs=3)],
+     [("a", x5, None)], [x5[:1], x5[1:2], x5[2:]], opset=18)
+case("Pad_opset18_axes", [n("Pad", ["a", "p", "v", "ax"], ["y0"])], [("a", T, None)],
+     [np.pad(T, ((0, 0), (2, 1), (0, 0)), constant_values=1.5)],
+     initializers=[("p", np.array([2, 1], np.int64)), ("v", np.array(1.5, np.float32)), ax1],
+     opset=18)
+small = rand(1, 1, 4, 6)
+# not_larger: sizes 8x9 of 4x6 keep the smaller factor (1.5): 6x9, nearest
+# (asymmetric, floor) reads input floor(i / 1.5).
+rows, cols = (np.arange(6) / 1.5).astype(int), (np.arange(9) / 1.5).astype(int)
+case("Resize_opset18_axes_keep_aspect", [n("Resize", ["a", "", "", "sz"], ["y0"], axes=[2, 3],
+                                           keep_aspect_ratio_policy="not_larger", mode="nearest",
+                                           coordinate_transformation_mode="asymmetric",
+                                           nearest_mode="floor")],
+     [("a", small, None)], [small[:, :, rows][:, :, :, cols]],
+     initializers=[("sz", np.array([8, 9], np.int64))], opset=18)
+case("Resize_opset19_scales_for_axes", [n("Resize", ["a", "", "sc"], ["y0"], axes=[3], mode="nearest",
+                                          coordinate_transformation_mode="asymmetric",
+                                          nearest_mode="floor", antialias=1)],
+     [("a", small, None)], [np.repeat(small, 2, axis=3)],
+     initializers=[("sc", np.array([2.0], np.float32))], opset=19)
+gx = rand(2, 4, 3, 3)
+
+
+def group_norm(v, groups, scale, bias):
+    g = v.astype(np.float64).reshape(v.shape[0], groups, -1)
+    g = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)
+    return (g.reshape(v.shape) * scale.reshape(1, -1, 1, 1) + bias.reshape(1, -1, 1, 1)).astype(np.float32)
+
+
+gs, gb = rand(2), rand(2)
+case("GroupNormalization_opset18_per_group", [n("GroupNormalization", ["a", "s", "b"], ["y0"], num_groups=2)],
+     [("a", gx, None)], [group_norm(gx, 2, np.repeat(gs, 2), np.repeat(gb, 2))],
+     initializers=[("s", gs), ("b", gb)], opset=18, tolerance=(1e-4, 1e-5))
+cs, cb = rand(4), rand(4)
+case("GroupNormalization_opset21_per_channel", [n("GroupNormalization", ["a", "s", "b"], ["y0"], num_groups=2)],
+     [("a", gx, ["N", 4, 3, 3])], [group_norm(gx, 2, cs, cb)],
+     initializers=[("s", cs), ("b", cb)], opset=21, tolerance=(1e-4, 1e-5), dims=[("N", 2)])
+case("Gelu_opset20", [n("Gelu", ["a"], ["y0"])], [("a", x, None)],
+     [(0.5 * x * (1 + erf(x / np.sqrt(2)))).astype(np.float32)], opset=20, tolerance=(1e-5, 1e-6))
+case("Gelu_opset20_tanh", [n("Gelu", ["a"], ["y0"], approximate="tanh")], [("a", x, None)],
+     [(0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))).astype(np.float32)],
+     opset=20, tolerance=(1e-5, 1e-6))
+case("AveragePool_opset19", [n("AveragePool", ["a"], ["y0"], kernel_shape=[2, 2], strides=[2, 2],
+                               dilations=[1, 1])],
+     [("a", gx, None)], [gx[:, :, 0:2, 0:2].mean(axis=(2, 3), keepdims=True)], opset=19)
+row6 = rand(6)
+case("MatMul_Add_Softmax_opset21", [n("MatMul", ["a", "m"], ["mm"]), n("Add", ["mm", "c"], ["s"]),
+                                    n("Softmax", ["s"], ["y0"], axis=-1)],
+     [("a", A, None)], [softmax((A @ M + row6).astype(np.float64), -1).astype(np.float32)],
+     initializers=[("m", M), ("c", row6)], opset=21)
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
