@@ -74,8 +74,8 @@ std::string ScalarWriter::unary(const std::string &x) {
       return isUnsignedIn() ? x : un("math.absi", x);
     case OpKind::Relu:
       return isUnsignedIn() ? x : bin("arith.maxsi", x, c(0));
-    case OpKind::Not:
-      return bin("arith.xori", x, e.constant(1, "i1"));
+    case OpKind::Not: // Logical on i1, bitwise on integers: x ^ all ones.
+      return bin("arith.xori", x, type == "i1" ? e.constant(1, "i1") : c(-1));
     default: { // Clamp: bounds rounded toward the inside of the range.
       double lo = graph.getFloat(node, AttrName::MinValue, -INFINITY);
       double hi = graph.getFloat(node, AttrName::MaxValue, INFINITY);

@@ -11,13 +11,14 @@
 using namespace fuel;
 
 static bool isBool(DType t) { return t == DType::Bool; }
+static bool isBoolOrInteger(DType t) { return isBool(t) || isInteger(t); }
 
 static LogicalResult inferUnary(InferenceContext &ctx) {
   OpKind kind = ctx.kind();
   DType dtype = ctx.dtype(0);
   switch (kind) {
-  case OpKind::Not:
-    if (failed(ctx.requireDType(0, isBool, "bool")))
+  case OpKind::Not: // Logical on bool, bitwise on integers.
+    if (failed(ctx.requireDType(0, isBoolOrInteger, "bool or integer")))
       return failure();
     break;
   case OpKind::Neg:
@@ -98,8 +99,8 @@ static LogicalResult inferBinary(InferenceContext &ctx) {
   if (failed(ctx.requireSameDType()))
     return failure();
   DType dtype = ctx.dtype(0);
-  if (kind == OpKind::And || kind == OpKind::Or) {
-    if (failed(ctx.requireDType(0, isBool, "bool")))
+  if (kind == OpKind::And || kind == OpKind::Or) { // Bitwise on integers.
+    if (failed(ctx.requireDType(0, isBoolOrInteger, "bool or integer")))
       return failure();
   } else if (kind != OpKind::Eq && kind != OpKind::Ne) {
     if (failed(ctx.requireDType(0, isNumeric, "numeric (not bool)")))

@@ -142,6 +142,7 @@ bool shrink(Importer &im) { // x + bias below -lambd, x - bias above lambd, else
                                        k.op(OpKind::Add, {k.x, k.c(bias)}), above}));
 }
 
+/// Xor and BitwiseXor (18): and, or and not are bitwise on integers.
 bool xorOp(Importer &im) { // (a or b) and not (a and b)
   Composer k(im);
   ValueRef a = im.input(0), b = im.input(1);
@@ -233,6 +234,10 @@ void onnximport::addActivationHandlers(HandlerTable &table) {
       {"PRelu", prelu},
       {"Shrink", shrink},
       {"Xor", xorOp},
+      {"BitwiseXor", xorOp},
+      {"BitwiseAnd", [](Importer &im) { return direct(im, OpKind::And); }},
+      {"BitwiseOr", [](Importer &im) { return direct(im, OpKind::Or); }},
+      {"BitwiseNot", [](Importer &im) { return direct(im, OpKind::Not); }},
       {"Mean", mean},
       {"Tan", tan},
       {"Sinh", hyperbolic},

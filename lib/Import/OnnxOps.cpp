@@ -2,7 +2,8 @@
 //
 // One handler per ONNX op type (opsets 11-21, reading the signatures that
 // changed: Split's num_outputs and Pad's axes (18), AveragePool's dilations
-// (19), GroupNormalization's per-channel scale (21); some ops from older
+// (19), GroupNormalization's per-channel scale (21), the bitwise ops (18,
+// on and, or and not, which are bitwise on integers); some ops from older
 // opsets, firstOpset). A handler builds the IR for
 // the current node through the Importer, or reports what it cannot import
 // (an attribute value, a non-constant shape input, an unused-but-requested
@@ -919,6 +920,7 @@ size_t requiredInputs(const std::string &opType) {
       {"Conv", 2}, {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"Pad", 2},
       {"LayerNormalization", 2}, {"GroupNormalization", 3}, {"Where", 3}, {"Slice", 3},
       {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
+      {"BitwiseAnd", 2}, {"BitwiseOr", 2}, {"BitwiseXor", 2},
       {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2}, {"OneHot", 3},
       {"ConvTranspose", 2},
       {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
@@ -944,7 +946,8 @@ int64_t firstOpset(const std::string &opType) {
       {"Asinh", 9}, {"Acosh", 9}, {"Atanh", 9}, {"IsNaN", 9}, {"IsInf", 10},
       {"Hardmax", 13}, {"Floor", 6}, {"Ceil", 6}, {"Mod", 10},
       {"ConstantOfShape", 9}, {"EyeLike", 9}, {"Tile", 6}, {"Mish", 18},
-      {"GroupNormalization", 18}, {"Gelu", 20}};
+      {"GroupNormalization", 18}, {"Gelu", 20}, {"BitwiseAnd", 18}, {"BitwiseOr", 18},
+      {"BitwiseXor", 18}, {"BitwiseNot", 18}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

@@ -74,6 +74,11 @@ HostTensor Interpreter::unary(NodeId node) {
                              std::numeric_limits<double>::infinity());
   const Attribute *approx = graph.findAttr(node, AttrName::Approximate);
   bool tanhGelu = approx && graph.stringAttr(*approx) == "tanh";
+  if (kind == OpKind::Not && isInteger(in.dtype)) { // Bitwise: ~v in the dtype.
+    for (size_t i = 0; i < in.values.size(); ++i)
+      out.values[i] = in.dtype == DType::U8 ? 255 - in.values[i] : -in.values[i] - 1;
+    return out;
+  }
   for (size_t i = 0; i < in.values.size(); ++i)
     out.values[i] = applyUnary(kind, in.values[i], lo, hi, tanhGelu);
   return out;
@@ -118,10 +123,10 @@ static double applyBinary(OpKind kind, double a, double b, bool integer) {
     return a > b;
   case OpKind::Ge:
     return a >= b;
-  case OpKind::And:
-    return a != 0 && b != 0;
+  case OpKind::And: // Bitwise on integers (bool is 0 or 1 either way).
+    return integer ? double(int64_t(a) & int64_t(b)) : double(a != 0 && b != 0);
   default: // Or
-    return a != 0 || b != 0;
+    return integer ? double(int64_t(a) | int64_t(b)) : double(a != 0 || b != 0);
   }
 }
 

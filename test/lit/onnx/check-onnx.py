@@ -37,7 +37,8 @@ def case(name, nodes, inputs, expected, initializers=(), opset=13, out_type=F,
     for iname, arr, declared in inputs:
         path = os.path.join(d, iname + ".npy")
         np.save(path, arr)
-        elem = {np.float32: F, np.int64: TensorProto.INT64}[arr.dtype.type]
+        elem = {np.float32: F, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
+                np.uint8: TensorProto.UINT8}[arr.dtype.type]
         graph_inputs.append(helper.make_tensor_value_info(
             iname, elem, declared if declared is not None else list(arr.shape)))
         args += ["--input", f"{iname}={path}"]
@@ -285,6 +286,16 @@ case("Gelu_opset20_tanh", [n("Gelu", ["a"], ["y0"], approximate="tanh")], [("a",
 case("AveragePool_opset19", [n("AveragePool", ["a"], ["y0"], kernel_shape=[2, 2], strides=[2, 2],
                                dilations=[1, 1])],
      [("a", gx, None)], [gx[:, :, 0:2, 0:2].mean(axis=(2, 3), keepdims=True)], opset=19)
+for dt, elem in ((np.int32, TensorProto.INT32), (np.uint8, TensorProto.UINT8)):
+    info = np.iinfo(dt)
+    ia = rng.integers(info.min, info.max, size=(3, 4), endpoint=True).astype(dt)
+    ib = rng.integers(info.min, info.max, size=(4,), endpoint=True).astype(dt)
+    for op, fn in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or),
+                   ("BitwiseXor", np.bitwise_xor)):
+        case(f"{op}_opset18_{np.dtype(dt).name}", [n(op, ["a", "b"], ["y0"])],
+             [("a", ia, None), ("b", ib, None)], [fn(ia, ib)], opset=18, out_type=elem)
+    case(f"BitwiseNot_opset18_{np.dtype(dt).name}", [n("BitwiseNot", ["a"], ["y0"])],
+         [("a", ia, None)], [np.invert(ia)], opset=18, out_type=elem)
 row6 = rand(6)
 case("MatMul_Add_Softmax_opset21", [n("MatMul", ["a", "m"], ["mm"]), n("Add", ["mm", "c"], ["s"]),
                                     n("Softmax", ["s"], ["y0"], axis=-1)],

@@ -215,6 +215,16 @@ for op, fn in COMPARE:
 b2 = rand(4, dtype=np.bool_)
 case("and", "and", [("a", b), ("b", b2)], np.logical_and(b, b2))
 case("or", "or", [("a", b), ("b", b2)], np.logical_or(b, b2))
+# On integers and, or and not are bitwise (ONNX's Bitwise* ops); i64 within
+# +-2^40 (the reference interpreter holds values as doubles).
+for dt in (np.int32, np.uint8, np.int8, np.int64):
+    lo, hi = (-2 ** 40, 2 ** 40) if dt == np.int64 else (np.iinfo(dt).min, np.iinfo(dt).max)
+    ba = rng.integers(lo, hi, size=(3, 4), endpoint=True).astype(dt)
+    bb = rng.integers(lo, hi, size=(4,), endpoint=True).astype(dt)
+    name = np.dtype(dt).name
+    case("and_" + name, "and", [("a", ba), ("b", bb)], np.bitwise_and(ba, bb))
+    case("or_" + name, "or", [("a", ba), ("b", bb)], np.bitwise_or(ba, bb))
+    case("not_" + name, "not", [("a", ba)], np.invert(ba))
 ia, ib = rand(6, dtype=np.int32, low=-50, high=50), rand(6, dtype=np.int32, low=1, high=7)
 case("div_i32", "div", [("a", ia), ("b", ib)], (np.trunc(ia / ib)).astype(np.int32))
 # Remainders of mixed signs, floored (numpy.mod) and truncated (numpy.fmod);

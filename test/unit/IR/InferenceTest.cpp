@@ -51,7 +51,8 @@ TEST_CASE("unary ops keep the type and check dtypes", "[infer]") {
   CHECK(op("neg", R"(["flag"])") ==
         "error: neg: operand 0 must be numeric (not bool), got bool");
   CHECK(op("not", R"(["flag"])") == "bool[B, 1]");
-  CHECK(op("not", R"(["x"])") == "error: not: operand 0 must be bool, got f32");
+  CHECK(op("not", R"(["i"])") == "i32[3]"); // Bitwise.
+  CHECK(op("not", R"(["x"])") == "error: not: operand 0 must be bool or integer, got f32");
   CHECK(op("gelu", R"(["x"])", R"({"approximate": "tanh"})") == "f32[B, 4]");
   CHECK(op("gelu", R"(["x"])", R"({"approximate": "fast"})") ==
         "error: gelu: 'approximate' must be \"none\" or \"tanh\", got \"fast\"");
@@ -69,8 +70,9 @@ TEST_CASE("binary ops broadcast and never promote", "[infer]") {
   for (const char *name : {"eq", "ne", "lt", "le", "gt", "ge"})
     CHECK(op(name, R"(["x", "x"])") == "bool[B, 4]");
   CHECK(op("and", R"(["flag", "flag"])") == "bool[B, 1]");
+  CHECK(op("and", R"(["i", "i"])") == "i32[3]"); // Bitwise.
   CHECK(op("or", R"(["x", "x"])") ==
-        "error: or: operand 0 must be bool, got f32");
+        "error: or: operand 0 must be bool or integer, got f32");
   CHECK(op("add", R"(["x", "h"])") ==
         "error: add: dtype mismatch: operand 1 is f16, operand 0 is f32");
   CHECK(op("add", R"(["m", "n"])") ==

@@ -100,6 +100,26 @@ size_t countEntries(const char *path) {
   return n;
 }
 
+/// An artifact with random inputs and its outputs from a run on one thread.
+struct Known {
+  std::shared_ptr<const FileBuffer> plan;
+  Inputs inputs;
+  std::vector<Tensor> expected;
+};
+
+/// The MLP and the CNN examples, known.
+std::vector<Known> twoArtifacts(unsigned seed) {
+  std::vector<Known> known;
+  for (const char *name : {"mlp.fplan", "cnn.fplan"}) {
+    Known &k = known.emplace_back();
+    k.plan = readPlan(name);
+    std::unique_ptr<Session> session = load(k.plan);
+    k.inputs = randomInputs(*session, seed++);
+    k.expected = runOnce(*session, k.inputs);
+  }
+  return known;
+}
+
 /// Runs `body(t)` on `count` threads at once; Catch2's assertions are not
 /// thread-safe, so the threads report through their results.
 template <class Body> std::vector<int> onThreads(int count, Body body) {
@@ -136,29 +156,20 @@ TEST_CASE("one session run from many threads at once", "[runtime][threads]") {
 }
 
 TEST_CASE("sessions of different artifacts run at once", "[runtime][threads]") {
-  std::vector<std::shared_ptr<const FileBuffer>> plans = {readPlan("mlp.fplan"),
-                                                          readPlan("cnn.fplan")};
-  std::vector<Inputs> inputs;
-  std::vector<std::vector<Tensor>> expected;
-  for (size_t p = 0; p < plans.size(); ++p) {
-    std::unique_ptr<Session> session = load(plans[p]);
-    inputs.push_back(randomInputs(*session, 7 + p));
-    expected.push_back(runOnce(*session, inputs.back()));
-  }
+  std::vector<Known> known = twoArtifacts(7);
   // Each thread loads its own session and runs it.
   std::vector<int> failures = onThreads(4, [&](int t) {
-    size_t p = static_cast<size_t>(t) % plans.size();
+    const Known &k = known[static_cast<size_t>(t) % known.size()];
     DiagnosticEngine diag;
     runtime::RuntimeOptions options;
     options.threads = 2;
-    std::unique_ptr<Session> session = Session::load(plans[p], "plan", options, diag);
+    std::unique_ptr<Session> session = Session::load(k.plan, "plan", options, diag);
     if (!session)
       return 1;
     int wrong = 0;
     for (int r = 0; r < 5; ++r) {
       std::vector<Tensor> outputs;
-      wrong += failed(session->run(inputs[p], outputs, diag)) ||
-               !sameBytes(outputs, expected[p]);
+      wrong += failed(session->run(k.inputs, outputs, diag)) || !sameBytes(outputs, k.expected);
     }
     return wrong;
   });
@@ -169,25 +180,17 @@ TEST_CASE("loading and unloading in a loop leaks no thread or descriptor",
           "[runtime][threads]") {
   // Two artifacts in turn, one of them kept loaded: each session runs its
   // own kernels, whatever was loaded before.
-  std::vector<std::shared_ptr<const FileBuffer>> plans = {readPlan("mlp.fplan"),
-                                                          readPlan("cnn.fplan")};
-  std::vector<Inputs> inputs;
-  std::vector<std::vector<Tensor>> expected;
-  for (size_t p = 0; p < plans.size(); ++p) {
-    std::unique_ptr<Session> session = load(plans[p]);
-    inputs.push_back(randomInputs(*session, 11 + p));
-    expected.push_back(runOnce(*session, inputs.back()));
-  }
-  std::unique_ptr<Session> kept = load(plans[0]);
-  runOnce(*kept, inputs[0]); // Its binder thread is gone after a run.
+  std::vector<Known> known = twoArtifacts(11);
+  std::unique_ptr<Session> kept = load(known[0].plan);
+  runOnce(*kept, known[0].inputs); // Its binder thread is gone after a run.
   size_t descriptors = countEntries("/proc/self/fd"), threads = countEntries("/proc/self/task");
   for (int i = 0; i < 40; ++i) {
-    size_t p = static_cast<size_t>(i) % plans.size();
-    std::unique_ptr<Session> session = load(plans[p]);
+    const Known &k = known[static_cast<size_t>(i) % known.size()];
+    std::unique_ptr<Session> session = load(k.plan);
     if (i % 4 < 2) // Some are unloaded before they run (the binder still working).
-      CHECK(sameBytes(runOnce(*session, inputs[p]), expected[p]));
+      CHECK(sameBytes(runOnce(*session, k.inputs), k.expected));
   }
-  CHECK(sameBytes(runOnce(*kept, inputs[0]), expected[0]));
+  CHECK(sameBytes(runOnce(*kept, known[0].inputs), known[0].expected));
   CHECK(countEntries("/proc/self/fd") == descriptors);
   CHECK(countEntries("/proc/self/task") == threads);
 }
