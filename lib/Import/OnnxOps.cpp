@@ -605,7 +605,9 @@ bool groupNorm(Importer &im) {
   Composer k(im);
   if (!k.floatInput())
     return false;
-  ShapeRef shape = im.graph.shape(k.x);
+  // A copy: adding nodes moves the graph's shapes.
+  ShapeRef graphShape = im.graph.shape(k.x);
+  std::vector<Dim> shape(graphShape.begin(), graphShape.end());
   int64_t groups = im.attrInt("num_groups", 0);
   if (shape.size() < 2 || !shape[1].isStatic())
     return im.unsupported("the input must have a static channel axis (N x C x ...)");
@@ -629,7 +631,7 @@ bool groupNorm(Importer &im) {
     g.addIntAttr(AttrName::Axis, 2);
     g.addFloatAttr(AttrName::Eps, eps);
   });
-  ValueRef y = reshape(normalized, std::vector<Dim>(shape.begin(), shape.end()));
+  ValueRef y = reshape(normalized, shape);
   // Scale and bias as [C, 1, ...] against [N, C, ...].
   std::vector<Dim> perChannel(shape.size() - 1, Dim::fixed(1));
   perChannel[0] = Dim::fixed(channels);

@@ -268,7 +268,7 @@ bool resize(Importer &im) {
     if (!in[d].isStatic() || !out[d].isStatic())
       return im.unsupported("resized axes must have static extents");
     int64_t from = in[d].size(), to = out[d].size();
-    if (to > (int64_t(1) << 16))
+    if (to < 1 || to > (int64_t(1) << 16))
       return im.unsupported("output extent " + std::to_string(to) + " is out of range");
     if (from == 0)
       return im.unsupported("cannot resize an empty axis");

@@ -15,6 +15,10 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "validate-schema.py", "ch
                    "check-ops.py", "check-mlp.py", "check-graphs.py", "check-onnx.py",
                    "make-invalid.py", "make-mlp.py"]
 
+# The ASan/UBSan build (its runtime needs file descriptors of its own).
+if config.fuel_sanitizers.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitizers")
+
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", "/usr/bin:/bin")])
 

@@ -16,4 +16,7 @@ if os.geteuid() == 0:
     os.setgid(65534)
     os.setuid(65534)
 resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+# LeakSanitizer's exit check (sanitizer build) needs a tracer task of its own.
+options = os.environ.get("ASAN_OPTIONS", "")
+os.environ["ASAN_OPTIONS"] = (options + ":" if options else "") + "detect_leaks=0"
 os.execv(sys.argv[2], sys.argv[2:])

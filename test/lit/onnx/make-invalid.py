@@ -39,11 +39,13 @@ save("opset22", [n("Relu", ["x"], ["y"])], opset=22)
 save("opset21_refused", [n("AveragePool", ["x"], ["a"], kernel_shape=[2, 2], dilations=[2, 2]),
                          n("Resize", ["x", "", "sc"], ["r"], mode="linear", antialias=1),
                          n("Split", ["x"], ["s0", "s1", "s2"], axis=1, num_outputs=2),
-                         n("GroupNormalization", ["x", "gs", "gb"], ["y"], num_groups=3)],
+                         n("GroupNormalization", ["x", "gs", "gb"], ["y"], num_groups=3),
+                         n("Resize", ["x", "", "tiny"], ["z"], mode="linear")],
      opset=21, inits=[numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "sc"),
+                      numpy_helper.from_array(np.array([1, 1, 0.1, 0.1], np.float32), "tiny"),
                       numpy_helper.from_array(np.ones(3, np.float32), "gs"),
                       numpy_helper.from_array(np.zeros(3, np.float32), "gb")],
-     outputs=("a", "r", "s0", "y"))
+     outputs=("a", "r", "s0", "y", "z"))
 strings = helper.make_tensor("s", TensorProto.STRING, [1], [b"a"])
 save("dtype", [n("Relu", ["x"], ["y"])], inits=[strings])
 # What the ops built from IR ops refuse, each reported in one run.
