@@ -543,9 +543,18 @@ std::vector<Io> ProgramParser::parseIo(const json &j, std::string_view key,
   return out;
 }
 
+/// Whether `j` is an object whose `format` and `version` are `format` and
+/// kProgramVersion; members of another type are a mismatch, not a throw.
+static bool hasHeader(const json &j, std::string_view format) {
+  if (!j.is_object())
+    return false;
+  auto f = j.find("format"), v = j.find("version");
+  return f != j.end() && f->is_string() && f->get_ref<const std::string &>() == format &&
+         v != j.end() && v->is_number_integer() && *v == kProgramVersion;
+}
+
 std::optional<Program> ProgramParser::parse(const json &j) {
-  if (!j.is_object() || j.value("format", "") != "fuel.program" ||
-      j.value("version", 0) != kProgramVersion) {
+  if (!hasHeader(j, "fuel.program")) {
     (void)r.fail("", "not fuel.program version " + std::to_string(kProgramVersion));
     return std::nullopt;
   }
@@ -597,9 +606,7 @@ std::optional<Meta> artifact::readMeta(std::string_view text, std::string_view f
                                        DiagnosticEngine &diag) {
   Reader r(file, diag);
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() ||
-      j.value("format", "") != "fuel.artifact-meta" ||
-      j.value("version", 0) != kProgramVersion) {
+  if (j.is_discarded() || !hasHeader(j, "fuel.artifact-meta")) {
     (void)r.fail("", "not fuel.artifact-meta version " + std::to_string(kProgramVersion));
     return std::nullopt;
   }
