@@ -11,7 +11,9 @@ endforeach()
 set_target_properties(FuelRuntime PROPERTIES EXPORT_NAME Runtime)
 install(TARGETS ${FUEL_RUNTIME_LIBRARIES} EXPORT FuelRuntimeTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# The public headers the runtime's interface reaches.
+# The public headers the runtime's interfaces (C++ and C) reach.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fuel-c
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fuel/Runtime
                   ${PROJECT_SOURCE_DIR}/include/fuel/Support
                   ${PROJECT_SOURCE_DIR}/include/fuel/Artifact

@@ -84,13 +84,14 @@ struct Session::Impl {
   }
   KernelCall buildCall(size_t k);
   void startBinding();
-  LogicalResult bindSymbols(const std::map<std::string, Tensor> &inputs,
+  LogicalResult bindSymbols(const std::map<std::string, TensorRef> &inputs,
                             DiagnosticEngine &diag);
   LogicalResult checkExtents(const std::vector<int64_t> &values,
                              DiagnosticEngine &diag) const;
   void execute();
   void copy(const artifact::Copy &c);
-  void readOutput(const artifact::Io &out, Tensor &t);
+  LogicalResult readOutput(size_t index, const OutputAllocator &allocate,
+                           DiagnosticEngine &diag);
 };
 
 LogicalResult Session::Impl::open(DiagnosticEngine &diag) {
@@ -337,7 +338,7 @@ LogicalResult Session::Impl::checkExtents(const std::vector<int64_t> &values,
   return success();
 }
 
-LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &inputs,
+LogicalResult Session::Impl::bindSymbols(const std::map<std::string, TensorRef> &inputs,
                                          DiagnosticEngine &diag) {
   for (const auto &entry : inputs)
     if (std::none_of(program.inputs.begin(), program.inputs.end(),
@@ -353,11 +354,18 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &in
     auto it = inputs.find(in.name);
     if (it == inputs.end())
       return error(diag, "missing input '" + in.name + "'");
-    const Tensor &t = it->second;
+    const TensorRef &t = it->second;
+    if (t.data == nullptr && t.bytes > 0)
+      return error(diag, "input '" + in.name + "' has no data");
     if (t.dtype != in.tensor.dtype)
       return error(diag, "input '" + in.name + "' must be " +
                              std::string(dtypeName(in.tensor.dtype)) + ", got " +
                              std::string(dtypeName(t.dtype)));
+    if (reinterpret_cast<uintptr_t>(t.data) % dtypeByteSize(t.dtype) != 0)
+      return error(diag, "input '" + in.name + "' is not aligned to its " +
+                             std::to_string(dtypeByteSize(t.dtype)) + "-byte elements");
+    if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t e) { return e < 0; }))
+      return error(diag, "input '" + in.name + "' has a negative extent");
     const std::vector<artifact::Extent> &shape = in.tensor.sizes;
     bool rankOk = t.shape.size() == shape.size();
     for (size_t d = 0; rankOk && d < shape.size(); ++d) {
@@ -394,14 +402,15 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, Tensor> &in
                              sym.name + "=" + std::to_string(values[s]) + " or larger)");
   }
   for (const artifact::Io &in : program.inputs) {
-    const Tensor &t = inputs.at(in.name);
+    const TensorRef &t = inputs.at(in.name);
+    // Extents are at most the plan's bounds here, so the product fits.
     int64_t count = 1;
     for (int64_t e : t.shape)
       count *= e;
     uint64_t capacity = program.buffers[in.tensor.index].size;
-    if (t.data.size() != static_cast<size_t>(count) * dtypeByteSize(t.dtype) ||
-        t.data.size() > capacity)
-      return error(diag, "input '" + in.name + "' holds " + std::to_string(t.data.size()) +
+    if (t.bytes != static_cast<size_t>(count) * dtypeByteSize(t.dtype) ||
+        t.bytes > capacity)
+      return error(diag, "input '" + in.name + "' holds " + std::to_string(t.bytes) +
                              " bytes; its shape needs " +
                              std::to_string(count * dtypeByteSize(t.dtype)) +
                              " and the plan's buffer holds " + std::to_string(capacity));
@@ -473,14 +482,17 @@ void Session::Impl::execute() {
   allBound = true;
 }
 
-void Session::Impl::readOutput(const artifact::Io &out, Tensor &t) {
+LogicalResult Session::Impl::readOutput(size_t index, const OutputAllocator &allocate,
+                                        DiagnosticEngine &diag) {
+  const artifact::Io &out = program.outputs[index];
   const artifact::Tensor &tensor = out.tensor;
   Layout layout = *tensor.layout(symbolValues);
-  t.dtype = tensor.dtype;
-  t.shape = layout.sizes;
-  size_t width = dtypeByteSize(t.dtype);
+  size_t width = dtypeByteSize(tensor.dtype);
   int64_t count = layout.numElements();
-  t.data.resize(static_cast<size_t>(count) * width);
+  size_t bytes = static_cast<size_t>(count) * width;
+  char *to = static_cast<char *>(allocate(index, tensor.dtype, layout.sizes, bytes));
+  if (!to && bytes > 0)
+    return error(diag, "no memory was given for output '" + out.name + "'");
   const char *base = nullptr;
   std::vector<char> staged;
   if (tensor.storage == artifact::StorageKind::Constant) {
@@ -494,19 +506,20 @@ void Session::Impl::readOutput(const artifact::Io &out, Tensor &t) {
     base = bufferBase[tensor.index];
   }
   if (layout.isContiguous()) {
-    std::memcpy(t.data.data(), base + layout.offset * width, t.data.size());
-    return;
+    if (bytes > 0)
+      std::memcpy(to, base + layout.offset * width, bytes);
+    return success();
   }
-  std::vector<int64_t> index(t.shape.size(), 0);
+  std::vector<int64_t> at(layout.sizes.size(), 0);
   for (int64_t i = 0; i < count; ++i) {
-    std::memcpy(t.data.data() + i * width,
-                base + layout.elementOffset(index) * width, width);
-    for (size_t d = index.size(); d-- > 0;) {
-      if (++index[d] < t.shape[d])
+    std::memcpy(to + i * width, base + layout.elementOffset(at) * width, width);
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < layout.sizes[d])
         break;
-      index[d] = 0;
+      at[d] = 0;
     }
   }
+  return success();
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
@@ -561,32 +574,52 @@ std::vector<TensorInfo> Session::outputs() const {
 
 LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
                            std::vector<Tensor> &outputs, DiagnosticEngine &diag) {
+  std::map<std::string, TensorRef> refs;
+  for (const auto &[name, t] : inputs)
+    refs[name] = {t.dtype, t.shape, t.data.data(), t.data.size()};
+  // Output tensors of a previous run are reused: fresh memory costs page
+  // faults on every run.
+  outputs.resize(impl->program.outputs.size());
+  return run(refs,
+             [&](size_t i, DType dtype, std::span<const int64_t> shape, size_t bytes) {
+               Tensor &t = outputs[i];
+               t.dtype = dtype;
+               t.shape.assign(shape.begin(), shape.end());
+               t.data.resize(bytes);
+               return static_cast<void *>(t.data.data());
+             },
+             diag);
+}
+
+LogicalResult Session::run(const std::map<std::string, TensorRef> &inputs,
+                           const OutputAllocator &allocate, DiagnosticEngine &diag) {
   std::lock_guard<std::mutex> lock(impl->running);
   if (failed(impl->bindSymbols(inputs, diag)))
     return failure();
   for (const artifact::Io &in : impl->program.inputs) {
-    const Tensor &t = inputs.at(in.name);
+    const TensorRef &t = inputs.at(in.name);
+    const char *data = static_cast<const char *>(t.data);
     uint32_t b = in.tensor.index;
     if (impl->isInputBuffer[b]) { // Read in place: the run never writes it.
-      impl->bufferBase[b] = const_cast<char *>(t.data.data());
+      impl->bufferBase[b] = const_cast<char *>(data);
       continue;
     }
+    if (t.bytes == 0)
+      continue;
     if (impl->onHost(b))
-      std::memcpy(impl->bufferBase[b], t.data.data(), t.data.size());
+      std::memcpy(impl->bufferBase[b], data, t.bytes);
     else
-      impl->backends[impl->program.buffers[b].device]->upload(
-          impl->bufferBase[b], t.data.data(), t.data.size());
+      impl->backends[impl->program.buffers[b].device]->upload(impl->bufferBase[b], data,
+                                                              t.bytes);
   }
   impl->execute();
   for (size_t d = 0; d < impl->backends.size(); ++d)
     if (!impl->backends[d]->error().empty())
       return impl->error(diag, impl->program.devices[d].id + ": " +
                                    impl->backends[d]->error());
-  // Output tensors of a previous run are reused: fresh memory costs page
-  // faults on every run.
-  outputs.resize(impl->program.outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i)
-    impl->readOutput(impl->program.outputs[i], outputs[i]);
+  for (size_t i = 0; i < impl->program.outputs.size(); ++i)
+    if (failed(impl->readOutput(i, allocate, diag)))
+      return failure();
   return success();
 }
 

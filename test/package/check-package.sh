@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the runtime from BUILD_DIR into a temporary prefix, builds
 # test/package against it with find_package(FuelRuntime), and runs the
-# consumer on the MLP example (softmax rows sum to 1: 2 rows).
+# consumers (C++ and C) on the MLP example (softmax rows sum to 1: 2 rows).
 set -euo pipefail
 build=$1 src=$2 fuelc=$3
 work=$(mktemp -d)
@@ -19,3 +19,6 @@ cmake -S "$src/test/package" -B "$work/consumer" -G Ninja \
 cmake --build "$work/consumer" >/dev/null
 "$fuelc" plan "$src/examples/mlp/mlp.json" --dim B=2 -o "$work/mlp.fplan"
 "$work/consumer/consumer" "$work/mlp.fplan"
+c=$("$work/consumer/c-consumer" "$work/mlp.fplan")
+echo "$c"
+[ "$c" = "c: output [2, 10] sum 2" ]

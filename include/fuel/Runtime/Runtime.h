@@ -30,8 +30,10 @@
 #include "fuel/Support/FileBuffer.h"
 #include "fuel/Support/LogicalResult.h"
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,22 @@ struct Tensor {
   std::vector<int64_t> shape;
   std::string data;
 };
+
+/// A caller's dense, row-major tensor memory, which a run reads in place
+/// where the plan allows (it never writes it).
+struct TensorRef {
+  DType dtype = DType::F32;
+  std::span<const int64_t> shape;
+  const void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// Gives a run the memory for output `index` (dense, row-major, `bytes`
+/// long); the run writes it before returning. nullptr (for bytes > 0) fails
+/// the run.
+using OutputAllocator = std::function<void *(size_t index, DType dtype,
+                                             std::span<const int64_t> shape,
+                                             size_t bytes)>;
 
 /// A graph input or output as the plan holds it.
 struct TensorInfo {
@@ -91,6 +109,10 @@ public:
   /// executes every step and returns the outputs in the graph's order.
   LogicalResult run(const std::map<std::string, Tensor> &inputs,
                     std::vector<Tensor> &outputs, DiagnosticEngine &diag);
+  /// The same, without copies of the inputs, writing each output once into
+  /// memory `allocate` gives (the C and Python APIs' entry).
+  LogicalResult run(const std::map<std::string, TensorRef> &inputs,
+                    const OutputAllocator &allocate, DiagnosticEngine &diag);
 
   /// Time per kernel kind and backend over the runs so far (with profile).
   std::string profileReport() const;
