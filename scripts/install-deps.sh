@@ -17,6 +17,8 @@ packages=(
   libprotobuf-dev protobuf-compiler python3-onnx
   # Fuzzing: clang with libFuzzer and the sanitizer runtimes.
   clang-14 libclang-rt-14-dev
+  # The runtime's Python module and its tests.
+  python3-dev pybind11-dev python3-pytest
   # Test and benchmark helpers.
   python3 python3-numpy python3-jsonschema libopenblas-dev stress-ng
   # PyTorch-exported example models and their reference outputs.
