@@ -46,12 +46,19 @@ struct Session::Impl {
   // Where each device's kernels read each constant (by constant index):
   // the weights section itself where the host's memory is the device's.
   std::vector<std::vector<char *>> constantBase;
-  // Kernel calls for the current symbol values, prepared by the binder
-  // thread for the planned bounds and rebuilt when a run binds others.
+  // Kernel calls, prepared by the binder thread for the planned bounds;
+  // the symbol values each call was built for (`callValues`), and the
+  // current run's (`symbolValues`). A call built for other values is
+  // rebuilt before its launch: a first run with smaller extents still
+  // overlaps the binder, and later runs rebuild only when values change.
   std::vector<KernelCall> calls;
+  std::vector<std::vector<int64_t>> callValues;
   std::vector<int64_t> symbolValues;
   std::vector<std::shared_future<void>> bound;
   std::thread binder;
+  // Held while a call is built: the binder and the first run may both
+  // prepare calls, and backends prepare one at a time.
+  std::mutex building;
   bool allBound = false;
   std::atomic<bool> profiling{false};
   std::map<std::string, ProfileEntry> profile;
@@ -82,7 +89,8 @@ struct Session::Impl {
   bool onHost(size_t buffer) const {
     return backends[program.buffers[buffer].device]->isHostMemory();
   }
-  KernelCall buildCall(size_t k);
+  KernelCall buildCall(size_t k, const std::vector<int64_t> &values);
+  void bindCall(size_t k, const std::vector<int64_t> &values);
   void startBinding();
   LogicalResult bindSymbols(const std::map<std::string, TensorRef> &inputs,
                             DiagnosticEngine &diag);
@@ -234,14 +242,14 @@ LogicalResult Session::Impl::importConstants(DiagnosticEngine &diag) {
   return success();
 }
 
-KernelCall Session::Impl::buildCall(size_t k) {
+KernelCall Session::Impl::buildCall(size_t k, const std::vector<int64_t> &values) {
   const artifact::Kernel &info = program.kernels[k];
   KernelCall call;
   call.kernel = k;
   call.entry = entries[k];
   for (const artifact::KernelArg &arg : info.args) {
     // Checked by checkExtents (or, at the bounds, by the reader) before.
-    Layout layout = *arg.tensor.layout(symbolValues);
+    Layout layout = *arg.tensor.layout(values);
     // The element offset goes into the aligned pointer: a contiguous memref
     // type has a static offset of 0 and ignores the descriptor's.
     int64_t width = dtypeByteSize(arg.tensor.dtype);
@@ -262,7 +270,7 @@ KernelCall Session::Impl::buildCall(size_t k) {
   }
   if (!info.symbols.empty()) {
     for (uint32_t id : info.symbols)
-      call.symbolValues.push_back(symbolValues[id]);
+      call.symbolValues.push_back(values[id]);
     call.descriptors.push_back({0, 0, 0, int64_t(info.symbols.size()), 1});
     call.splitAxes.push_back(-1);
     call.elementBytes.push_back(8);
@@ -277,19 +285,25 @@ KernelCall Session::Impl::buildCall(size_t k) {
   return call;
 }
 
+void Session::Impl::bindCall(size_t k, const std::vector<int64_t> &values) {
+  std::lock_guard<std::mutex> lock(building);
+  calls[k] = buildCall(k, values);
+  callValues[k] = values;
+}
+
 void Session::Impl::startBinding() {
-  // Bound at the planned extents, which the reader checked; a run with
-  // other extents rebinds.
+  // Bound at the planned extents, which the reader checked.
   symbolValues = program.boundValues();
   calls.resize(program.kernels.size());
+  callValues.resize(program.kernels.size());
   std::vector<std::shared_ptr<std::promise<void>>> promises;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     promises.push_back(std::make_shared<std::promise<void>>());
     bound.push_back(promises.back()->get_future().share());
   }
-  auto bindAll = [this, promises] {
+  auto bindAll = [this, promises, values = symbolValues] {
     for (size_t k = 0; k < calls.size(); ++k) {
-      calls[k] = buildCall(k);
+      bindCall(k, values);
       promises[k]->set_value();
     }
   };
@@ -419,14 +433,7 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, TensorRef> 
     return success();
   if (failed(checkExtents(values, diag)))
     return failure();
-  if (!allBound) {
-    for (const std::shared_future<void> &f : bound)
-      f.wait();
-    allBound = true;
-  }
   symbolValues = std::move(values);
-  for (size_t k = 0; k < calls.size(); ++k)
-    calls[k] = buildCall(k);
   return success();
 }
 
@@ -455,6 +462,8 @@ void Session::Impl::execute() {
     size_t op = step.index;
     if (!allBound) // First run: overlap with the binder thread.
       bound[op].wait();
+    if (callValues[op] != symbolValues)
+      bindCall(op, symbolValues);
     KernelCall &call = calls[op];
     for (const KernelCall::Rebind &r : call.rebinds) {
       int64_t base = reinterpret_cast<int64_t>(bufferBase[r.buffer]);

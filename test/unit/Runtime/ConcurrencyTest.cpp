@@ -194,3 +194,23 @@ TEST_CASE("loading and unloading in a loop leaks no thread or descriptor",
   CHECK(countEntries("/proc/self/fd") == descriptors);
   CHECK(countEntries("/proc/self/task") == threads);
 }
+
+TEST_CASE("a first run at other extents than planned rebinds beside the binder",
+          "[runtime][threads]") {
+  // The MLP is planned for x[B, 64] with B <= 4; B = 2 runs its kernels at
+  // other extents than the binder binds.
+  std::shared_ptr<const FileBuffer> plan = readPlan("mlp.fplan");
+  std::unique_ptr<Session> reference = load(plan);
+  Inputs full = randomInputs(*reference, 5), half = full;
+  half["x"].shape[0] = 2;
+  half["x"].data.resize(half["x"].data.size() / 2);
+  std::vector<Tensor> expectedFull = runOnce(*reference, full);
+  std::vector<Tensor> expectedHalf = runOnce(*reference, half);
+  REQUIRE(expectedHalf[0].shape[0] == 2);
+  for (int i = 0; i < 10; ++i) {
+    std::unique_ptr<Session> session = load(plan);
+    CHECK(sameBytes(runOnce(*session, half), expectedHalf));
+    CHECK(sameBytes(runOnce(*session, full), expectedFull));
+    CHECK(sameBytes(runOnce(*session, half), expectedHalf));
+  }
+}
