@@ -22,8 +22,11 @@ extern "C" {
 
 #define FUEL_C_API_VERSION 1
 
-/* Element types; the values are fixed. */
-typedef enum fuel_dtype {
+/* Element types. A fuel_dtype is an integer, not an enum, so that any value
+ * a caller passes is defined behaviour (and refused when unknown); these
+ * are its values, which never change. */
+typedef int32_t fuel_dtype;
+enum {
   FUEL_DTYPE_F32 = 0,
   FUEL_DTYPE_F16 = 1,
   FUEL_DTYPE_BF16 = 2,
@@ -33,7 +36,7 @@ typedef enum fuel_dtype {
   FUEL_DTYPE_I64 = 6,
   FUEL_DTYPE_U8 = 7,
   FUEL_DTYPE_BOOL = 8
-} fuel_dtype;
+};
 
 typedef enum fuel_status_code {
   FUEL_OK = 0,

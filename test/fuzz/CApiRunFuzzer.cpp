@@ -75,7 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       shapes[i].push_back(in.extent());
     input.rank = rank;
     input.shape = (in.byte() % 16 || rank == 0) ? shapes[i].data() : nullptr;
-    size_t bytes = (in.byte() % 8 == 0) ? in.word() % 4096 : 4 * 64 * (1 + in.byte() % 4);
+    size_t bytes = (in.byte() % 8 == 0) ? static_cast<uint64_t>(in.word()) % 4096
+                                          : 4 * 64 * (1 + in.byte() % 4);
     size_t misalign = in.byte() % 4;
     memory[i].assign(bytes + misalign, '\1');
     input.data = in.byte() % 16 ? memory[i].data() + misalign : nullptr;
