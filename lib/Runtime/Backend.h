@@ -56,6 +56,12 @@ struct KernelCall {
   std::vector<Rebind> rebinds;
 };
 
+/// When a launch ran on its device, in seconds of the host's steady clock.
+struct LaunchSpan {
+  size_t kernel;
+  double start, end;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -100,6 +106,16 @@ public:
   }
   /// Blocks until every launch so far has completed.
   virtual void wait() = 0;
+  /// Starts work recorded so far without waiting for it: a device that
+  /// defers its launches then runs them while the host does other work.
+  virtual void flush() {}
+  /// Starts timing launches on the device (timestamps), so that profiles
+  /// and traces do not serialize it; false when the backend cannot, and
+  /// the session then waits for each launch to time it from the host.
+  virtual bool startDeviceTiming() { return false; }
+  /// The launches the last waits completed, in launch order (with device
+  /// timing).
+  virtual std::vector<LaunchSpan> takeLaunchSpans() { return {}; }
   /// What the backend runs on, for the route report (e.g. the GPU's name).
   virtual std::string describe() const { return ""; }
   /// The first failure of asynchronous work (launches, copies); the backend

@@ -4,6 +4,7 @@
 
 #include "Backend.h"
 #include "HostResources.h"
+#include "Timeline.h"
 
 #include "fuel/Artifact/Artifact.h"
 #include "fuel/Artifact/Program.h"
@@ -60,8 +61,12 @@ struct Session::Impl {
   // prepare calls, and backends prepare one at a time.
   std::mutex building;
   bool allBound = false;
-  std::atomic<bool> profiling{false};
+  // Timing (profile, trace): launches are timed on the device where its
+  // backend can (deviceTimed), else from the host.
+  bool profiling = false, tracing = false, timing = false;
+  std::vector<bool> deviceTimed;
   std::map<std::string, ProfileEntry> profile;
+  Timeline timeline;
   // A run owns the arenas, the calls and the profile: runs from several
   // threads take turns.
   std::mutex running;
@@ -97,7 +102,14 @@ struct Session::Impl {
   LogicalResult checkExtents(const std::vector<int64_t> &values,
                              DiagnosticEngine &diag) const;
   void execute();
+  void launch(size_t op);
   void copy(const artifact::Copy &c);
+  void recordKernel(size_t kernel, double start, double end);
+  static double now() {
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
   LogicalResult readOutput(size_t index, const OutputAllocator &allocate,
                            DiagnosticEngine &diag);
 };
@@ -185,6 +197,9 @@ LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
     if (failed(backends[d]->loadKernels(*binary, program, d, why)))
       return error(diag, device.id + ": " + why);
   }
+  deviceTimed.assign(backends.size(), false);
+  for (unsigned d = 0; d < backends.size() && timing; ++d)
+    deviceTimed[d] = !backends[d]->isHostMemory() && backends[d]->startDeviceTiming();
   // Fail fast: every kernel resolves on its device before anything runs.
   for (const artifact::Kernel &k : program.kernels) {
     void *entry = backends[k.device]->findKernel(k.symbol);
@@ -442,6 +457,7 @@ void Session::Impl::copy(const artifact::Copy &c) {
                          &target = program.buffers[c.target];
   size_t bytes = std::min(source.size, target.size);
   Backend &from = *backends[source.device], &to = *backends[target.device];
+  double start = timing ? now() : 0;
   if (!to.isHostMemory()) {
     from.wait(); // The source's writes are done before the host reads them.
     to.upload(bufferBase[c.target], bufferBase[c.source], bytes);
@@ -450,10 +466,55 @@ void Session::Impl::copy(const artifact::Copy &c) {
   } else {
     std::memcpy(bufferBase[c.target], bufferBase[c.source], bytes);
   }
+  if (tracing)
+    timeline.add(Timeline::Kind::Copy,
+                 "copy " + program.devices[source.device].id + " -> " +
+                     program.devices[target.device].id,
+                 0, start, now());
+}
+
+void Session::Impl::recordKernel(size_t kernel, double start, double end) {
+  const artifact::Kernel &k = program.kernels[kernel];
+  if (profiling) {
+    ProfileEntry &e = profile[k.label + "\t" + program.devices[k.device].id];
+    e.seconds += end - start;
+    ++e.calls;
+  }
+  if (tracing)
+    timeline.add(Timeline::Kind::Kernel, k.label, k.device + 1, start, end);
+}
+
+void Session::Impl::launch(size_t op) {
+  KernelCall &call = calls[op];
+  for (const KernelCall::Rebind &r : call.rebinds) {
+    int64_t base = reinterpret_cast<int64_t>(bufferBase[r.buffer]);
+    call.descriptors[r.arg][0] = base;
+    call.descriptors[r.arg][1] = base + r.offset;
+  }
+  unsigned device = program.kernels[op].device;
+  Backend &backend = *backends[device];
+  if (backend.isHostMemory()) {
+    // The host is about to compute: devices that defer their launches
+    // start on what they hold, in parallel.
+    for (const std::unique_ptr<Backend> &other : backends)
+      if (other.get() != &backend)
+        other->flush();
+  }
+  if (!timing || deviceTimed[device]) {
+    backend.launch(call);
+    return;
+  }
+  // The host's launch returns when the kernel is done; another device's is
+  // timed by waiting for it, which serializes that device.
+  double start = now();
+  backend.launch(call);
+  if (!backend.isHostMemory())
+    backend.wait();
+  recordKernel(op, start, now());
 }
 
 void Session::Impl::execute() {
-  bool timing = profiling.load(std::memory_order_relaxed);
+  double runStart = timing ? now() : 0;
   for (const artifact::Step &step : program.steps) {
     if (step.kind == artifact::StepKind::Copy) {
       copy(program.copies[step.index]);
@@ -464,28 +525,19 @@ void Session::Impl::execute() {
       bound[op].wait();
     if (callValues[op] != symbolValues)
       bindCall(op, symbolValues);
-    KernelCall &call = calls[op];
-    for (const KernelCall::Rebind &r : call.rebinds) {
-      int64_t base = reinterpret_cast<int64_t>(bufferBase[r.buffer]);
-      call.descriptors[r.arg][0] = base;
-      call.descriptors[r.arg][1] = base + r.offset;
-    }
-    const artifact::Kernel &k = program.kernels[op];
-    Backend &backend = *backends[k.device];
-    if (!timing) {
-      backend.launch(call);
-      continue;
-    }
-    auto start = std::chrono::steady_clock::now();
-    backend.launch(call);
-    backend.wait();
-    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    ProfileEntry &e = profile[k.label + "\t" + program.devices[k.device].id];
-    e.seconds += elapsed.count();
-    ++e.calls;
+    launch(op);
   }
-  for (const std::unique_ptr<Backend> &b : backends)
-    b->wait();
+  for (size_t d = 0; d < backends.size(); ++d) {
+    double start = timing ? now() : 0;
+    backends[d]->wait();
+    if (tracing && !backends[d]->isHostMemory())
+      timeline.add(Timeline::Kind::Wait, "wait " + program.devices[d].id, 0, start, now());
+    if (timing)
+      for (const LaunchSpan &span : backends[d]->takeLaunchSpans())
+        recordKernel(span.kernel, span.start, span.end);
+  }
+  if (tracing)
+    timeline.add(Timeline::Kind::Run, "run", 0, runStart, now());
   if (binder.joinable()) // Done binding: no helper thread outlives the first run.
     binder.join();
   allBound = true;
@@ -548,7 +600,9 @@ std::unique_ptr<Session> Session::load(std::shared_ptr<const FileBuffer> artifac
     return nullptr;
   }
   impl->threads = options.threads ? options.threads : usableCpuCount();
-  impl->profiling.store(options.profile, std::memory_order_relaxed);
+  impl->profiling = options.profile;
+  impl->tracing = options.trace;
+  impl->timing = options.profile || options.trace;
   if (failed(impl->open(diag)))
     return nullptr;
   impl->startBinding();
@@ -635,6 +689,17 @@ LogicalResult Session::run(const std::map<std::string, TensorRef> &inputs,
 void Session::resetProfile() {
   std::lock_guard<std::mutex> lock(impl->running);
   impl->profile.clear();
+  impl->timeline.clear();
+}
+
+std::string Session::traceJson() const {
+  std::lock_guard<std::mutex> lock(impl->running);
+  std::vector<std::string> tracks{"host"};
+  for (size_t d = 0; d < impl->backends.size(); ++d) {
+    std::string what = impl->backends[d]->describe();
+    tracks.push_back(impl->program.devices[d].id + (what.empty() ? "" : " (" + what + ")"));
+  }
+  return impl->timeline.toChromeTrace(tracks);
 }
 
 std::string Session::profileReport() const {

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -100,4 +102,21 @@ std::shared_ptr<const FileBuffer> fuel::openInputFile(const std::string &path,
                "cannot read " + std::string(what) + " file: " + error);
   }
   return buffer;
+}
+
+bool fuel::writeFileAtomically(const std::string &path, std::string_view bytes,
+                               std::string &error) {
+  std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  std::ofstream file(temporary, std::ios::binary);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  file.close();
+  std::error_code ec;
+  if (file)
+    std::filesystem::rename(temporary, path, ec);
+  if (file && !ec)
+    return true;
+  std::string why = ec ? ec.message() : std::strerror(errno);
+  std::filesystem::remove(temporary, ec);
+  error = "cannot write '" + path + "': " + why;
+  return false;
 }

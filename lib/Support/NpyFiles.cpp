@@ -31,11 +31,5 @@ bool fuel::readNamedNpy(std::string_view binding, NamedArray &out,
 bool fuel::writeNpyFile(const std::string &path, DType dtype,
                         const std::vector<int64_t> &shape, std::string_view data,
                         std::string &error) {
-  std::ofstream out(path, std::ios::binary);
-  out << writeNpy(dtype, shape, data);
-  if (!out) {
-    error = "cannot write '" + path + "'";
-    return false;
-  }
-  return true;
+  return writeFileAtomically(path, writeNpy(dtype, shape, data), error);
 }

@@ -36,6 +36,7 @@ int run(int argc, char **argv) {
   runtime::RuntimeOptions options;
   unsigned benchRuns = 0;
   bool quiet = false;
+  std::string tracePath;
   app.add_option("artifact", artifactPath, "Artifact (.fplan) from fuelc plan -o")
       ->required();
   app.add_option("--input", inputs, "NAME=FILE.npy for each graph input");
@@ -48,12 +49,16 @@ int run(int argc, char **argv) {
                  "Run N more times and print median/min/max latency");
   app.add_flag("--profile", options.profile,
                "Print time per kernel kind and device (with --bench: over the warm runs)");
+  app.add_option("--trace", tracePath,
+                 "Write a Chrome trace of the runs (chrome://tracing, Perfetto): a track "
+                 "per device with its kernels, the host's with copies and waits");
   app.add_flag("-q,--quiet", quiet, "Do not print the chosen route");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  options.trace = !tracePath.empty();
   DiagnosticEngine diag;
   diag.setHandler([](const Diagnostic &d) { printDiagnosticText(std::cerr, d); });
   std::shared_ptr<const FileBuffer> artifact =
@@ -117,8 +122,12 @@ int run(int argc, char **argv) {
   }
   if (options.profile)
     std::cout << session->profileReport();
+  std::string error;
+  if (options.trace && !writeFileAtomically(tracePath, session->traceJson(), error)) {
+    std::cerr << "fuel-run: error: " << error << '\n';
+    return 1;
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string error;
     if (!writeNpyFile(outputs[i], results[i].dtype, results[i].shape,
                       results[i].data, error)) {
       std::cerr << "fuel-run: error: " << error << '\n';

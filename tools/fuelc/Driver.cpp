@@ -38,19 +38,9 @@ int driver::writeOutput(const std::string &output, const std::string &text) {
     std::cout << text;
     return kSuccess;
   }
-  // Written beside the target and renamed over it once complete, so a full
-  // disk or a kill never leaves a truncated file (and keeps the old one).
-  std::string temporary = output + ".tmp" + std::to_string(::getpid());
-  std::ofstream file(temporary, std::ios::binary);
-  file << text;
-  file.close();
-  std::error_code ec;
-  if (file)
-    std::filesystem::rename(temporary, output, ec);
-  if (!file || ec) {
-    std::string why = ec ? ec.message() : std::strerror(errno);
-    std::filesystem::remove(temporary, ec);
-    std::cerr << "fuelc: error: cannot write '" << output << "': " << why << '\n';
+  std::string error;
+  if (!writeFileAtomically(output, text, error)) {
+    std::cerr << "fuelc: error: " << error << '\n';
     return kInputError;
   }
   return kSuccess;

@@ -81,9 +81,13 @@ struct RuntimeOptions {
   /// process may use (its affinity mask and cgroup CPU quota); at most
   /// kMaxThreads.
   unsigned threads = 0;
-  /// Per-step timing (fuel-run --profile); off costs one relaxed atomic
-  /// load per step.
+  /// Per-kernel timing (fuel-run --profile): on the device where its
+  /// backend has timestamps (Vulkan), without waiting between launches;
+  /// else from the host, waiting for each launch.
   bool profile = false;
+  /// Records a timeline of every run (fuel-run --trace): kernels per
+  /// device, copies, waits; traceJson writes it.
+  bool trace = false;
 };
 
 /// A loaded artifact. Its methods may be called from several threads at
@@ -116,8 +120,13 @@ public:
 
   /// Time per kernel kind and backend over the runs so far (with profile).
   std::string profileReport() const;
-  /// Forgets the runs so far: a report after a warm-up run then shows the
-  /// steady state, without the first run's page faults and weight packing.
+  /// The runs so far (with trace) as Chrome trace JSON, for
+  /// chrome://tracing or Perfetto: one track for the host (runs, copies,
+  /// waits) and one per device (its kernels).
+  std::string traceJson() const;
+  /// Forgets the runs so far (profile and trace): a report after a warm-up
+  /// run then shows the steady state, without the first run's page faults
+  /// and weight packing.
   void resetProfile();
 
 private:

@@ -55,6 +55,12 @@ std::shared_ptr<const FileBuffer> openInputFile(const std::string &path,
                                                 std::string_view what,
                                                 DiagnosticEngine &diag);
 
+/// Writes `bytes` to `path` through a temporary file beside it, renamed over
+/// it once complete: a full disk or a kill never leaves a truncated file
+/// (and keeps the old one). False, with the reason in `error`, on failure.
+bool writeFileAtomically(const std::string &path, std::string_view bytes,
+                         std::string &error);
+
 } // namespace fuel
 
 #endif // FUEL_SUPPORT_FILEBUFFER_H

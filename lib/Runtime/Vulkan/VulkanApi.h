@@ -30,6 +30,7 @@ namespace fuel::runtime {
   X(vkGetPhysicalDeviceFeatures2)                                              \
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                  \
   X(vkGetPhysicalDeviceMemoryProperties)                                       \
+  X(vkEnumerateDeviceExtensionProperties)                                      \
   X(vkCreateDevice)                                                            \
   X(vkGetDeviceProcAddr)
 
@@ -70,7 +71,12 @@ namespace fuel::runtime {
   X(vkDestroyFence)                                                            \
   X(vkWaitForFences)                                                           \
   X(vkResetFences)                                                             \
-  X(vkDeviceWaitIdle)
+  X(vkDeviceWaitIdle)                                                          \
+  X(vkCreateQueryPool)                                                         \
+  X(vkDestroyQueryPool)                                                        \
+  X(vkCmdResetQueryPool)                                                       \
+  X(vkCmdWriteTimestamp)                                                       \
+  X(vkGetQueryPoolResults)
 
 struct VulkanApi {
 #define FUEL_VULKAN_MEMBER(name) PFN_##name name = nullptr;
@@ -81,6 +87,8 @@ struct VulkanApi {
   PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
   PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;
   PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;
+  /// Of VK_EXT_calibrated_timestamps, where the device has it.
+  PFN_vkGetCalibratedTimestampsEXT vkGetCalibratedTimestampsEXT = nullptr;
 
   ~VulkanApi();
   /// Opens the loader; nullptr with the reason when there is none.

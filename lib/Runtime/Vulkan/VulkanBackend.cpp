@@ -15,6 +15,9 @@
 //   submitted only when the host needs a result (a download, or wait), with
 //   a fence per submission; a global memory barrier orders each dispatch
 //   and copy after the previous ones.
+// - Timing (profiles, traces): timestamps before and after each kernel's
+//   dispatches, read back at wait() and placed on the host's clock with
+//   VK_EXT_calibrated_timestamps: nothing waits between launches.
 // - FUEL_VULKAN_VALIDATION=1 enables the Khronos validation layer, whose
 //   messages are printed as `vulkan validation: ...`.
 //
@@ -31,6 +34,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <utility>
 
 using namespace fuel;
 using namespace fuel::runtime;
@@ -100,6 +104,9 @@ public:
   void upload(char *to, const char *from, size_t bytes) override;
   void download(char *to, const char *from, size_t bytes) override;
   void wait() override;
+  void flush() override { submit(); }
+  bool startDeviceTiming() override;
+  std::vector<LaunchSpan> takeLaunchSpans() override { return std::exchange(spans, {}); }
   std::string describe() const override { return properties.deviceName; }
   std::string error() override;
 
@@ -119,6 +126,8 @@ private:
   char *stage(size_t bytes, uint64_t &offset);
   VkPipeline pipelineFor(const GpuDispatchInfo &d, VkPipelineLayout layout);
   const char *missingFeature(uint32_t capability) const;
+  /// Reads the timestamps of the launches completed so far into `spans`.
+  void readTimestamps();
 
   std::unique_ptr<VulkanApi> vk;
   VkInstance instance = VK_NULL_HANDLE;
@@ -133,7 +142,8 @@ private:
   VkPhysicalDeviceVulkan12Features features12{};
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
-  uint32_t queueFamily = 0;
+  uint32_t queueFamily = 0, timestampBits = 0;
+  bool calibrated = false; // VK_EXT_calibrated_timestamps is enabled.
 
   char *base = nullptr;
   Allocation arena, constants, staging, params;
@@ -157,6 +167,13 @@ private:
   Batch *current = nullptr;
   std::mutex errorMutex;
   std::string asyncError;
+
+  // Device timing: a pair of queries per launch since the last wait, and
+  // the kernel each pair timed.
+  VkQueryPool queries = VK_NULL_HANDLE;
+  uint32_t queryCapacity = 0;
+  std::vector<size_t> timedKernels;
+  std::vector<LaunchSpan> spans;
 };
 } // namespace
 
@@ -167,6 +184,8 @@ VulkanBackend::~VulkanBackend() {
       vk->vkDestroyFence(device, b.fence, nullptr);
     if (commandPool)
       vk->vkDestroyCommandPool(device, commandPool, nullptr);
+    if (queries)
+      vk->vkDestroyQueryPool(device, queries, nullptr);
     for (auto &[key, p] : pipelines)
       vk->vkDestroyPipeline(device, p, nullptr);
     for (auto &[n, l] : pipelineLayouts)
@@ -325,6 +344,7 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
     return failure();
   }
   queueFamily = static_cast<uint32_t>(compute - familyList.begin());
+  timestampBits = compute->timestampValidBits;
   float priority = 1;
   auto queueInfo = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
   queueInfo.queueFamilyIndex = queueFamily;
@@ -353,10 +373,27 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
   deviceInfo.pNext = &enabled;
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
+  // Timestamps on the host's clock, for profiles and traces, where offered.
+  uint32_t extensionCount = 0;
+  vk->vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount, nullptr);
+  std::vector<VkExtensionProperties> extensions(extensionCount);
+  vk->vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount,
+                                           extensions.data());
+  const char *calibration = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+  calibrated = std::any_of(extensions.begin(), extensions.end(), [&](const auto &e) {
+    return std::string_view(e.extensionName) == calibration;
+  });
+  if (calibrated) {
+    deviceInfo.enabledExtensionCount = 1;
+    deviceInfo.ppEnabledExtensionNames = &calibration;
+  }
   if (failed(check(vk->vkCreateDevice(physical, &deviceInfo, nullptr, &device),
                    "creating the Vulkan device", why)) ||
       !vk->loadDevice(device, why))
     return failure();
+  if (calibrated)
+    vk->vkGetCalibratedTimestampsEXT = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
+        vk->vkGetDeviceProcAddr(device, "vkGetCalibratedTimestampsEXT"));
   vk->vkGetDeviceQueue(device, queueFamily, 0, &queue);
   auto poolInfo = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -756,6 +793,8 @@ void VulkanBackend::wait() {
     b.inFlight = false;
   }
   stagingUsed = 0;
+  if (error().empty())
+    readTimestamps();
 }
 
 void VulkanBackend::launch(KernelCall &call) {
@@ -764,6 +803,15 @@ void VulkanBackend::launch(KernelCall &call) {
   VkCommandBuffer commands = recording();
   if (!commands)
     return;
+  // Timed: the first timestamp once the work before is done, the second
+  // once the kernel's dispatches are.
+  uint32_t query = static_cast<uint32_t>(2 * timedKernels.size());
+  bool timed = queries && query + 2 <= queryCapacity;
+  if (timed) {
+    timedKernels.push_back(call.kernel);
+    vk->vkCmdResetQueryPool(commands, queries, query, 2);
+    vk->vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query);
+  }
   for (const PreparedDispatch &p : prepared[call.kernel]) {
     if (p.groups == 0)
       continue;
@@ -773,6 +821,62 @@ void VulkanBackend::launch(KernelCall &call) {
     vk->vkCmdDispatch(commands, p.groups, 1, 1);
     barrier(commands);
   }
+  if (timed)
+    vk->vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries,
+                            query + 1);
+}
+
+bool VulkanBackend::startDeviceTiming() {
+  if (queries)
+    return true;
+  if (!calibrated || !vk->vkGetCalibratedTimestampsEXT || timestampBits == 0)
+    return false;
+  // A pair per kernel: every launch of a run, whose end waits.
+  queryCapacity = static_cast<uint32_t>(2 * std::max<size_t>(prepared.size(), 1));
+  auto info = make<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = queryCapacity;
+  std::string error;
+  if (failed(check(vk->vkCreateQueryPool(device, &info, nullptr, &queries),
+                   "creating a timestamp query pool", error))) {
+    queries = VK_NULL_HANDLE;
+    return false;
+  }
+  return true;
+}
+
+void VulkanBackend::readTimestamps() {
+  if (timedKernels.empty())
+    return;
+  std::vector<uint64_t> ticks(2 * timedKernels.size());
+  VkCalibratedTimestampInfoEXT domains[2] = {
+      make<VkCalibratedTimestampInfoEXT>(VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT),
+      make<VkCalibratedTimestampInfoEXT>(VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT)};
+  domains[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+  domains[1].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT; // std::steady_clock's.
+  uint64_t now[2], deviation = 0;
+  std::string error;
+  if (failed(check(vk->vkGetQueryPoolResults(device, queries, 0,
+                                             static_cast<uint32_t>(ticks.size()),
+                                             ticks.size() * 8, ticks.data(), 8,
+                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                   "reading timestamps", error)) ||
+      failed(check(vk->vkGetCalibratedTimestampsEXT(device, 2, domains, now, &deviation),
+                   "calibrating timestamps", error))) {
+    fail(error);
+    timedKernels.clear();
+    return;
+  }
+  // Ticks count modulo 2^timestampBits; a run is far shorter than a wrap.
+  uint64_t mask = timestampBits >= 64 ? ~uint64_t(0) : (uint64_t(1) << timestampBits) - 1;
+  double period = properties.limits.timestampPeriod * 1e-9; // Seconds per tick.
+  auto toHost = [&](uint64_t tick) {
+    int64_t before = static_cast<int64_t>((now[0] - tick) & mask);
+    return static_cast<double>(now[1]) * 1e-9 - static_cast<double>(before) * period;
+  };
+  for (size_t i = 0; i < timedKernels.size(); ++i)
+    spans.push_back({timedKernels[i], toHost(ticks[2 * i]), toHost(ticks[2 * i + 1])});
+  timedKernels.clear();
 }
 
 char *VulkanBackend::stage(size_t bytes, uint64_t &offset) {
