@@ -44,6 +44,8 @@ struct Session::Impl {
   // inputs on the CPU, which each run points at the caller's tensors.
   std::vector<char *> arenaAddress, bufferBase;
   std::vector<bool> isInputBuffer;
+  // Host memory a copy between two GPUs passes through (kept across runs).
+  std::vector<char> copyStaging;
   // Where each device's kernels read each constant (by constant index):
   // the weights section itself where the host's memory is the device's.
   std::vector<std::vector<char *>> constantBase;
@@ -458,7 +460,13 @@ void Session::Impl::copy(const artifact::Copy &c) {
   size_t bytes = std::min(source.size, target.size);
   Backend &from = *backends[source.device], &to = *backends[target.device];
   double start = timing ? now() : 0;
-  if (!to.isHostMemory()) {
+  if (!to.isHostMemory() && !from.isHostMemory()) {
+    // Between two devices the host cannot address (two GPUs): staged
+    // through host memory, as neither backend can reach the other's.
+    copyStaging.resize(std::max(copyStaging.size(), bytes));
+    from.download(copyStaging.data(), bufferBase[c.source], bytes);
+    to.upload(bufferBase[c.target], copyStaging.data(), bytes);
+  } else if (!to.isHostMemory()) {
     from.wait(); // The source's writes are done before the host reads them.
     to.upload(bufferBase[c.target], bufferBase[c.source], bytes);
   } else if (!from.isHostMemory()) {
