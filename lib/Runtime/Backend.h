@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -123,11 +124,20 @@ public:
   virtual std::string error() { return ""; }
 };
 
-/// The backend for `device`, or nullptr with the reason it is unavailable
-/// on this machine (no backend for the kind, a missing driver or device,
-/// missing CPU features).
+/// The backend for `device` from the registry of device kinds (Backend.cpp),
+/// or nullptr with the reason it is unavailable on this machine (no backend
+/// for the kind, a missing driver or device, missing CPU features).
 std::unique_ptr<Backend> createBackend(const artifact::Device &device,
                                        unsigned threads, std::string &why);
+/// The device kinds the registry has a backend for.
+std::vector<std::string> backendKinds();
+
+/// Where the null backend reports what it is asked to do ("vulkan:0 launch
+/// fuel_k1", "vulkan:0 submit 2", "vulkan:0 wait 2", "cpu:0 launch ...").
+using NullDeviceLog = std::function<void(const std::string &event)>;
+/// A stand-in for `device` whose kernels do nothing (NullBackend.cpp).
+std::unique_ptr<Backend> createNullBackend(const artifact::Device &device,
+                                           NullDeviceLog log);
 std::unique_ptr<Backend> createCpuBackend(const artifact::Device &device,
                                           unsigned threads, std::string &why);
 std::unique_ptr<Backend> createVulkanBackend(const artifact::Device &device,

@@ -37,6 +37,8 @@ struct Session::Impl {
   std::string_view weights;
   std::string report;
   unsigned threads = 1;
+  std::vector<std::string> nullDevices;
+  NullDeviceLog nullDeviceLog;
   std::vector<std::unique_ptr<Backend>> backends; // By program device.
   std::vector<void *> entries;                    // By kernel.
   // Where each buffer is in its device's arena (fixed at load: the binder
@@ -44,6 +46,9 @@ struct Session::Impl {
   // inputs on the CPU, which each run points at the caller's tensors.
   std::vector<char *> arenaAddress, bufferBase;
   std::vector<bool> isInputBuffer;
+  // By device: the steps touching it (its launches, copies from and to
+  // it), in plan order.
+  std::vector<std::vector<size_t>> stepsTouching;
   // Host memory a copy between two GPUs passes through (kept across runs).
   std::vector<char> copyStaging;
   // Where each device's kernels read each constant (by constant index):
@@ -86,6 +91,11 @@ struct Session::Impl {
   }
 
   LogicalResult open(DiagnosticEngine &diag);
+  bool isNull(const artifact::Device &device) const {
+    return std::any_of(nullDevices.begin(), nullDevices.end(), [&](const std::string &n) {
+      return n == device.id || n == device.kind;
+    });
+  }
   LogicalResult chooseRoute(const artifact::Meta &meta, DiagnosticEngine &diag);
   LogicalResult prepareDevices(DiagnosticEngine &diag);
   LogicalResult importConstants(DiagnosticEngine &diag);
@@ -104,6 +114,10 @@ struct Session::Impl {
   LogicalResult checkExtents(const std::vector<int64_t> &values,
                              DiagnosticEngine &diag) const;
   void execute();
+  /// Runs step `step` (a copy) or launches it (a kernel).
+  void issue(size_t step);
+  /// For execute's issue order: the steps that touch each device.
+  void planIssueOrder();
   void launch(size_t op);
   void copy(const artifact::Copy &c);
   void recordKernel(size_t kernel, double start, double end);
@@ -149,7 +163,8 @@ LogicalResult Session::Impl::chooseRoute(const artifact::Meta &meta,
       std::string why;
       if (it == meta.devices.end())
         why = "not in the artifact's machine";
-      else if (auto backend = createBackend(*it, threads, why))
+      else if (auto backend = isNull(*it) ? createNullBackend(*it, nullDeviceLog)
+                                          : createBackend(*it, threads, why))
         candidate[id] = std::move(backend);
       if (!why.empty())
         missing += "\n    " + id + ": " + why;
@@ -199,6 +214,7 @@ LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
     if (failed(backends[d]->loadKernels(*binary, program, d, why)))
       return error(diag, device.id + ": " + why);
   }
+  planIssueOrder();
   deviceTimed.assign(backends.size(), false);
   for (unsigned d = 0; d < backends.size() && timing; ++d)
     deviceTimed[d] = !backends[d]->isHostMemory() && backends[d]->startDeviceTiming();
@@ -521,19 +537,66 @@ void Session::Impl::launch(size_t op) {
   recordKernel(op, start, now());
 }
 
-void Session::Impl::execute() {
-  double runStart = timing ? now() : 0;
-  for (const artifact::Step &step : program.steps) {
-    if (step.kind == artifact::StepKind::Copy) {
-      copy(program.copies[step.index]);
+void Session::Impl::issue(size_t step) {
+  const artifact::Step &s = program.steps[step];
+  if (s.kind == artifact::StepKind::Copy) {
+    copy(program.copies[s.index]);
+    return;
+  }
+  size_t op = s.index;
+  if (!allBound) // First run: overlap with the binder thread.
+    bound[op].wait();
+  if (callValues[op] != symbolValues)
+    bindCall(op, symbolValues);
+  launch(op);
+}
+
+void Session::Impl::planIssueOrder() {
+  stepsTouching.assign(backends.size(), {});
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const artifact::Step &s = program.steps[i];
+    if (s.kind == artifact::StepKind::Launch) {
+      stepsTouching[program.kernels[s.index].device].push_back(i);
       continue;
     }
-    size_t op = step.index;
-    if (!allBound) // First run: overlap with the binder thread.
-      bound[op].wait();
-    if (callValues[op] != symbolValues)
-      bindCall(op, symbolValues);
-    launch(op);
+    const artifact::Copy &c = program.copies[s.index];
+    stepsTouching[program.buffers[c.source].device].push_back(i);
+    stepsTouching[program.buffers[c.target].device].push_back(i);
+  }
+}
+
+void Session::Impl::execute() {
+  double runStart = timing ? now() : 0;
+  // The plan's order, except that a device which queues its launches gets
+  // them as early as they may go: after every earlier step that touches
+  // the device (its kernels, in queue order; copies from or to it, which
+  // the host runs in plan order), ahead of the host's own kernels. Its
+  // queue then works while the host computes. Steps of one device touch
+  // its memory only, so memory reused across steps stays ordered.
+  std::vector<bool> issued(program.steps.size(), false);
+  std::vector<size_t> next(backends.size(), 0); // Into stepsTouching.
+  auto hoist = [&] {
+    for (size_t d = 0; d < backends.size(); ++d) {
+      if (backends[d]->isHostMemory())
+        continue;
+      const std::vector<size_t> &steps = stepsTouching[d];
+      for (; next[d] < steps.size(); ++next[d]) {
+        size_t step = steps[next[d]];
+        if (issued[step])
+          continue;
+        if (program.steps[step].kind == artifact::StepKind::Copy)
+          break;
+        issue(step);
+        issued[step] = true;
+      }
+    }
+  };
+  for (size_t step = 0; step < program.steps.size(); ++step) {
+    hoist();
+    if (!issued[step]) {
+      issue(step);
+      issued[step] = true;
+    }
   }
   for (size_t d = 0; d < backends.size(); ++d) {
     double start = timing ? now() : 0;
@@ -608,6 +671,8 @@ std::unique_ptr<Session> Session::load(std::shared_ptr<const FileBuffer> artifac
     return nullptr;
   }
   impl->threads = options.threads ? options.threads : usableCpuCount();
+  impl->nullDevices = options.nullDevices;
+  impl->nullDeviceLog = options.nullDeviceLog;
   impl->profiling = options.profile;
   impl->tracing = options.trace;
   impl->timing = options.profile || options.trace;

@@ -88,6 +88,15 @@ struct RuntimeOptions {
   /// Records a timeline of every run (fuel-run --trace): kernels per
   /// device, copies, waits; traceJson writes it.
   bool trace = false;
+  /// Devices (ids such as "vulkan:0", or kinds such as "vulkan") run by
+  /// the null backend instead of their own, to test scheduling without
+  /// their hardware: kernels do nothing; a null CPU launches at once, any
+  /// other null device queues launches until a flush submits them or a
+  /// wait completes them. Each launch, submission, wait and copy is
+  /// reported to `nullDeviceLog` in order ("vulkan:0 launch fuel_k1",
+  /// "vulkan:0 submit 2", "vulkan:0 wait 2", "vulkan:0 upload", ...).
+  std::vector<std::string> nullDevices;
+  std::function<void(const std::string &event)> nullDeviceLog;
 };
 
 /// A loaded artifact. Its methods may be called from several threads at

@@ -1,0 +1,96 @@
+//===- NullBackend.cpp - A device whose kernels do nothing ----------------===//
+//
+// Stands in for any device (RuntimeOptions::nullDevices) to test the
+// runtime's scheduling without its hardware: kernels do nothing, and every
+// launch, submission, wait and copy is reported to the session's log in
+// order. A null CPU runs launches at once, in host memory; any other null
+// device is a deferred queue like a GPU's: launches wait in it until a
+// flush submits them (in flight) or a wait completes them, and its memory
+// is reached only through upload and download.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include <map>
+
+using namespace fuel;
+using namespace fuel::runtime;
+
+namespace {
+class NullBackend final : public Backend {
+public:
+  NullBackend(const artifact::Device &device, NullDeviceLog log)
+      : id(device.id), hostMemory(device.kind == "cpu"), log(std::move(log)) {}
+
+  LogicalResult allocateArena(uint64_t bytes, std::string &) override {
+    arena.assign(std::max<uint64_t>(bytes, 1), 0);
+    return success();
+  }
+  char *arenaBase() override { return arena.data(); }
+  bool isHostMemory() const override { return hostMemory; }
+  LogicalResult loadKernels(std::string_view, const artifact::Program &program,
+                            unsigned device, std::string &) override {
+    for (const artifact::Kernel &k : program.kernels)
+      if (k.device == device)
+        symbols[k.symbol] = &k;
+    return success();
+  }
+  /// Any kernel of the device's program resolves (to its program entry).
+  void *findKernel(const std::string &symbol) override {
+    auto it = symbols.find(symbol);
+    return it == symbols.end() ? nullptr : const_cast<artifact::Kernel *>(it->second);
+  }
+  std::optional<std::string> kernelSignature(const std::string &) override {
+    return std::nullopt; // No binary to disagree with the program.
+  }
+  void launch(KernelCall &call) override {
+    auto *kernel = static_cast<const artifact::Kernel *>(call.entry);
+    report("launch " + kernel->symbol);
+    if (!hostMemory)
+      ++queued;
+  }
+  void upload(char *to, const char *from, size_t bytes) override {
+    report("upload");
+    std::memcpy(to, from, bytes);
+  }
+  void download(char *to, const char *from, size_t bytes) override {
+    wait();
+    report("download");
+    std::memcpy(to, from, bytes);
+  }
+  void flush() override {
+    if (queued == 0)
+      return;
+    report("submit " + std::to_string(queued));
+    inFlight += queued;
+    queued = 0;
+  }
+  void wait() override {
+    if (hostMemory)
+      return;
+    flush();
+    report("wait " + std::to_string(inFlight));
+    inFlight = 0;
+  }
+  std::string describe() const override { return "null"; }
+
+private:
+  void report(const std::string &event) {
+    if (log)
+      log(id + " " + event);
+  }
+
+  std::string id;
+  bool hostMemory;
+  NullDeviceLog log;
+  std::vector<char> arena;
+  std::map<std::string, const artifact::Kernel *> symbols;
+  unsigned queued = 0, inFlight = 0;
+};
+} // namespace
+
+std::unique_ptr<Backend> runtime::createNullBackend(const artifact::Device &device,
+                                                    NullDeviceLog log) {
+  return std::make_unique<NullBackend>(device, std::move(log));
+}
