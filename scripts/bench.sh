@@ -79,6 +79,12 @@ if want vulkan-lavapipe; then
     /usr/bin/python3 "$root/bench/vulkan_kernels.py" "$root/build" "$(mktemp -d)"
   } > "$results/vulkan-lavapipe.md"
 fi
+if want overlap; then
+  {
+    header "Devices at once: a CPU branch and a Vulkan (lavapipe) branch of one plan"
+    /usr/bin/python3 "$root/bench/overlap.py" "$root/build" "$(mktemp -d)"
+  } > "$results/overlap.md"
+fi
 if want onnx-models; then
   # ONNX Runtime from npm (the only registry besides Debian's); --ignore-scripts
   # skips its post-install download of GPU providers: the CPU one is in the package.

@@ -567,13 +567,38 @@ void Session::Impl::planIssueOrder() {
 
 void Session::Impl::execute() {
   double runStart = timing ? now() : 0;
-  // The plan's order, except that a device which queues its launches gets
-  // them as early as they may go: after every earlier step that touches
-  // the device (its kernels, in queue order; copies from or to it, which
-  // the host runs in plan order), ahead of the host's own kernels. Its
-  // queue then works while the host computes. Steps of one device touch
-  // its memory only, so memory reused across steps stays ordered.
+  // The plan's order, except where devices run beside the host:
+  // - a device that queues its launches gets its launches, and copies into
+  //   it from the host, as early as they may go: after every earlier step
+  //   touching the device (which keeps its memory's reuse ordered) and, for
+  //   a copy, the steps it reads; so its queue works while the host
+  //   computes;
+  // - a copy from such a device to the host, which waits for the device,
+  //   waits until a step reads its result (or the run ends).
   std::vector<bool> issued(program.steps.size(), false);
+  auto run = [&](size_t step) {
+    issue(step);
+    issued[step] = true;
+  };
+  auto ready = [&](size_t step) {
+    const std::vector<uint32_t> &deps = program.steps[step].deps;
+    return std::all_of(deps.begin(), deps.end(), [&](uint32_t d) { return issued[d]; });
+  };
+  auto deferredDownload = [&](size_t step) {
+    if (program.steps[step].kind != artifact::StepKind::Copy)
+      return false;
+    const artifact::Copy &c = program.copies[program.steps[step].index];
+    return !backends[program.buffers[c.source].device]->isHostMemory() &&
+           backends[program.buffers[c.target].device]->isHostMemory();
+  };
+  auto touches = [&](size_t step, unsigned device) {
+    const artifact::Step &s = program.steps[step];
+    if (s.kind == artifact::StepKind::Launch)
+      return program.kernels[s.index].device == device;
+    const artifact::Copy &c = program.copies[s.index];
+    return program.buffers[c.source].device == device ||
+           program.buffers[c.target].device == device;
+  };
   std::vector<size_t> next(backends.size(), 0); // Into stepsTouching.
   auto hoist = [&] {
     for (size_t d = 0; d < backends.size(); ++d) {
@@ -584,20 +609,43 @@ void Session::Impl::execute() {
         size_t step = steps[next[d]];
         if (issued[step])
           continue;
-        if (program.steps[step].kind == artifact::StepKind::Copy)
+        const artifact::Step &s = program.steps[step];
+        bool upload = s.kind == artifact::StepKind::Copy &&
+                      backends[program.buffers[program.copies[s.index].source].device]
+                          ->isHostMemory();
+        if (s.kind == artifact::StepKind::Copy && !(upload && ready(step)))
           break;
-        issue(step);
-        issued[step] = true;
+        run(step);
       }
     }
   };
+  std::vector<size_t> pending; // Deferred downloads, in plan order.
   for (size_t step = 0; step < program.steps.size(); ++step) {
     hoist();
-    if (!issued[step]) {
-      issue(step);
-      issued[step] = true;
+    if (issued[step])
+      continue;
+    if (deferredDownload(step)) {
+      pending.push_back(step);
+      continue;
     }
+    // First the downloads this step reads, or whose device it uses (whose
+    // memory it may reuse).
+    const std::vector<uint32_t> &deps = program.steps[step].deps;
+    for (size_t &p : pending) {
+      if (p == ~size_t(0))
+        continue;
+      const artifact::Copy &c = program.copies[program.steps[p].index];
+      unsigned device = program.buffers[c.source].device;
+      if (std::count(deps.begin(), deps.end(), p) || touches(step, device)) {
+        run(p);
+        p = ~size_t(0);
+      }
+    }
+    run(step);
   }
+  for (size_t p : pending)
+    if (p != ~size_t(0))
+      run(p);
   for (size_t d = 0; d < backends.size(); ++d) {
     double start = timing ? now() : 0;
     backends[d]->wait();

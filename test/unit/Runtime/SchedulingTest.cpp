@@ -33,7 +33,7 @@ std::shared_ptr<const FileBuffer> readPlan(const std::string &name) {
   return FileBuffer::fromBytes(bytes.str());
 }
 
-/// The events of one run of `plan` with every device null, after loading.
+/// The events of `runs` runs of `plan` with every device null, after loading.
 std::vector<std::string> runOnNullDevices(const std::string &plan, int runs = 1) {
   std::vector<std::string> log;
   runtime::RuntimeOptions options;
@@ -59,10 +59,14 @@ std::vector<std::string> runOnNullDevices(const std::string &plan, int runs = 1)
   return log;
 }
 
-size_t indexOf(const std::vector<std::string> &log, const std::string &event) {
-  auto it = std::find(log.begin(), log.end(), event);
-  REQUIRE(it != log.end());
-  return static_cast<size_t>(it - log.begin());
+/// Where the `nth` (from 0) `event` is in `log`.
+size_t indexOf(const std::vector<std::string> &log, const std::string &event,
+               int nth = 0) {
+  for (size_t i = 0; i < log.size(); ++i)
+    if (log[i] == event && nth-- == 0)
+      return i;
+  FAIL("no " << event << " in the log");
+  return 0;
 }
 } // namespace
 
@@ -104,4 +108,23 @@ TEST_CASE("plans on one device keep the plan's order", "[runtime][scheduling]") 
   CHECK(runOnNullDevices("mlp.fplan") ==
         std::vector<std::string>{"cpu:0 launch fuel_k0", "cpu:0 launch fuel_k1",
                                  "cpu:0 launch fuel_k2"});
+}
+
+TEST_CASE("a copy to the host waits until the host reads it", "[runtime][scheduling]") {
+  // downloads.fplan (plans/downloads.json): copy x -> vulkan:0; fuel_k0
+  // tanh (vulkan); fuel_k1 exp (cpu); fuel_k2 matmul (vulkan); copy b ->
+  // cpu; fuel_k3 matmul (cpu); fuel_k4 sigmoid (vulkan); copy c -> cpu;
+  // fuel_k5 matmul+sub (cpu, reads b).
+  std::vector<std::string> log = runOnNullDevices("downloads.fplan");
+  size_t firstDownload = indexOf(log, "vulkan:0 download");
+  // The CPU's matmul does not read b: the copy of b waits past it.
+  CHECK(indexOf(log, "cpu:0 launch fuel_k3") < firstDownload);
+  // A launch on Vulkan never passes a pending copy from Vulkan (its memory
+  // may be reused).
+  CHECK(firstDownload < indexOf(log, "vulkan:0 launch fuel_k4"));
+  // The sigmoid runs while the CPU computes matmul+sub; its result comes
+  // down at the end.
+  size_t cpuLast = indexOf(log, "cpu:0 launch fuel_k5");
+  CHECK(indexOf(log, "vulkan:0 submit 1") < cpuLast);
+  CHECK(indexOf(log, "vulkan:0 download", 1) > cpuLast);
 }
