@@ -67,8 +67,10 @@ typedef struct fuel_session_options {
   /* Threads for CPU kernels (the caller's included); 0: one per CPU this
    * process may use. */
   uint32_t threads;
-  /* Nonzero: time every step (fuel_session_profile_report). */
+  /* Nonzero: time every kernel (fuel_session_profile_report). */
   uint32_t profile;
+  /* Nonzero: record a timeline of the runs (fuel_session_trace_json). */
+  uint32_t trace;
 } fuel_session_options;
 
 /* A loaded artifact; safe to use from several threads (runs take turns). */
@@ -132,6 +134,10 @@ fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
 /* Time per kernel kind and device over the runs so far (tab-separated,
  * with a header line); the caller frees it with fuel_string_free. */
 char *fuel_session_profile_report(const fuel_session *session);
+/* The runs so far as Chrome trace JSON (with the trace option): a track for
+ * the host and one per device; freed with fuel_string_free. */
+char *fuel_session_trace_json(const fuel_session *session);
+/* Forgets the runs so far, for the profile and the trace. */
 void fuel_session_reset_profile(fuel_session *session);
 void fuel_string_free(char *string);
 

@@ -120,6 +120,7 @@ static fuel_status *loadSession(std::shared_ptr<const FileBuffer> bytes, std::st
   if (options) {
     runtimeOptions.threads = options->threads;
     runtimeOptions.profile = options->profile != 0;
+    runtimeOptions.trace = options->trace != 0;
   }
   std::unique_ptr<Session> loaded =
       Session::load(std::move(bytes), name, runtimeOptions, errors.diag);
@@ -259,14 +260,20 @@ fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
   });
 }
 
-char *fuel_session_profile_report(const fuel_session *session) {
-  if (!session)
-    return nullptr;
-  std::string report = session->session->profileReport();
-  char *out = static_cast<char *>(std::malloc(report.size() + 1));
+/// A malloc'd copy of `text`, which the caller frees with fuel_string_free.
+static char *cString(const std::string &text) {
+  char *out = static_cast<char *>(std::malloc(text.size() + 1));
   if (out)
-    std::memcpy(out, report.c_str(), report.size() + 1);
+    std::memcpy(out, text.c_str(), text.size() + 1);
   return out;
+}
+
+char *fuel_session_profile_report(const fuel_session *session) {
+  return session ? cString(session->session->profileReport()) : nullptr;
+}
+
+char *fuel_session_trace_json(const fuel_session *session) {
+  return session ? cString(session->session->traceJson()) : nullptr;
 }
 
 void fuel_session_reset_profile(fuel_session *session) {

@@ -199,7 +199,7 @@ static void checkBadLoads(void) {
                 FUEL_LOAD_FAILED, "short.fplan");
   EXPECT_STATUS(fuel_session_load_memory(NULL, 8, NULL, NULL, &session),
                 FUEL_INVALID_ARGUMENT, "data is NULL");
-  fuel_session_options many = {100000, 0};
+  fuel_session_options many = {100000, 0, 0};
   EXPECT_STATUS(fuel_session_load_memory("", 0, NULL, &many, &session), FUEL_LOAD_FAILED,
                 "the runtime runs at most 1024");
   CHECK(fuel_status_get_code(NULL) == FUEL_OK);
@@ -222,7 +222,7 @@ static void checkMemoryLoad(const char *path) {
   CHECK(fread(bytes, 1, (size_t)size, f) == (size_t)size);
   fclose(f);
   fuel_session *session = NULL;
-  fuel_session_options options = {1, 1};
+  fuel_session_options options = {1, 1, 1};
   CHECK(fuel_session_load_memory(bytes, (size_t)size, "copy.fplan", &options, &session) ==
         NULL);
   free(bytes); /* The session holds its own copy. */
@@ -238,6 +238,9 @@ static void checkMemoryLoad(const char *path) {
   char *report = fuel_session_profile_report(session);
   CHECK(report && strstr(report, "cpu:0") != NULL);
   fuel_string_free(report);
+  char *trace = fuel_session_trace_json(session);
+  CHECK(trace && strstr(trace, "\"traceEvents\"") && strstr(trace, "\"cat\": \"run\""));
+  fuel_string_free(trace);
   fuel_session_free(session);
 }
 

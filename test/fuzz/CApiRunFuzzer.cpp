@@ -51,7 +51,7 @@ void *allocate(void *user, size_t, fuel_dtype, size_t, const int64_t *, size_t b
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   // run-fuzzer.sh plans the examples into seeds/ (with the release fuelc).
-  fuel_session_options options{1, 0};
+  fuel_session_options options{1, 0, 0};
   if (fuel_status *status = fuel_session_load_file("seeds/mlp.fplan", &options, &session)) {
     std::fprintf(stderr, "c-api-run-fuzzer: %s\n", fuel_status_get_message(status));
     std::abort();

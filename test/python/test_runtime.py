@@ -194,3 +194,14 @@ def test_profile_names_the_kernels_that_ran(mlp):
     assert len(report) > 1 and all("\tcpu:0\t1\t" in line for line in report[1:])
     session.reset_profile()
     assert session.profile_report().splitlines() == report[:1]
+
+
+def test_trace_has_a_run_and_its_kernels(mlp):
+    session = fuel.Session(mlp.path, threads=1, trace=True)
+    session.run({"x": random_input(2, 2)})
+    events = json.loads(session.trace_json())["traceEvents"]
+    tracks = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert sorted(tracks.values()) == ["cpu:0", "host"]
+    spans = [e for e in events if e["ph"] == "X"]
+    assert [e["cat"] for e in spans].count("run") == 1
+    assert {tracks[e["tid"]] for e in spans if e["cat"] == "kernel"} == {"cpu:0"}

@@ -116,8 +116,8 @@ struct OutputBuffers {
 
 class Session {
 public:
-  Session(const std::string &path, uint32_t threads, bool profile) {
-    fuel_session_options options{threads, profile ? 1u : 0u};
+  Session(const std::string &path, uint32_t threads, bool profile, bool trace) {
+    fuel_session_options options{threads, profile ? 1u : 0u, trace ? 1u : 0u};
     fuel_session *loaded = nullptr;
     {
       py::gil_scoped_release release;
@@ -173,13 +173,16 @@ public:
   }
 
   std::string profileReport() const {
-    std::unique_ptr<char, void (*)(char *)> report(
-        fuel_session_profile_report(session.get()), fuel_string_free);
-    return report ? report.get() : "";
+    return take(fuel_session_profile_report(session.get()));
   }
+  std::string traceJson() const { return take(fuel_session_trace_json(session.get())); }
   void resetProfile() { fuel_session_reset_profile(session.get()); }
 
 private:
+  static std::string take(char *text) {
+    std::unique_ptr<char, void (*)(char *)> owned(text, fuel_string_free);
+    return owned ? owned.get() : "";
+  }
   using InfoFn = fuel_status *(*)(const fuel_session *, size_t, fuel_tensor_info *);
   std::vector<TensorInfo> infos(size_t count, InfoFn get) {
     std::vector<TensorInfo> out;
@@ -227,8 +230,8 @@ PYBIND11_MODULE(fuel, m) {
       });
 
   py::class_<Session>(m, "Session", "A loaded artifact; runs from several threads take turns.")
-      .def(py::init<const std::string &, uint32_t, bool>(), py::arg("path"),
-           py::arg("threads") = 0, py::arg("profile") = false,
+      .def(py::init<const std::string &, uint32_t, bool, bool>(), py::arg("path"),
+           py::arg("threads") = 0, py::arg("profile") = false, py::arg("trace") = false,
            "Loads the artifact at path, checking everything its plan needs.")
       .def_property_readonly("inputs", &Session::inputs)
       .def_property_readonly("outputs", &Session::outputs)
@@ -238,5 +241,8 @@ PYBIND11_MODULE(fuel, m) {
            "Runs the plan on {name: array}; returns {name: array} in the graph's output order.")
       .def("profile_report", &Session::profileReport,
            "Time per kernel kind and device over the runs so far (with profile=True).")
-      .def("reset_profile", &Session::resetProfile);
+      .def("trace_json", &Session::traceJson,
+           "The runs so far as Chrome trace JSON (with trace=True).")
+      .def("reset_profile", &Session::resetProfile,
+           "Forgets the runs so far, for the profile and the trace.");
 }
