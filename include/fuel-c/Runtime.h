@@ -124,11 +124,20 @@ typedef struct fuel_input {
 typedef void *(*fuel_output_allocator)(void *user_data, size_t index, fuel_dtype dtype,
                                        size_t rank, const int64_t *shape, size_t bytes);
 
+/* A symbolic dim set by name, as well as from the inputs' shapes. */
+typedef struct fuel_symbol {
+  const char *name;
+  int64_t value;
+} fuel_symbol;
+
 /* Runs the plan once on `inputs` (every graph input, once each, in any
- * order): binds symbolic dims from their shapes, executes every step and
- * writes each output into memory `allocate` gives. */
+ * order): binds symbolic dims from their shapes and from `symbols` (which
+ * the inputs must agree with; may be NULL when symbol_count is 0),
+ * executes every step and writes each output into memory `allocate`
+ * gives. */
 fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
-                              size_t input_count, fuel_output_allocator allocate,
+                              size_t input_count, const fuel_symbol *symbols,
+                              size_t symbol_count, fuel_output_allocator allocate,
                               void *user_data);
 
 /* Time per kernel kind and device over the runs so far (tab-separated,

@@ -237,8 +237,26 @@ static fuel_status *readInputs(const fuel_input *inputs, size_t count,
   return nullptr;
 }
 
+/// The C symbols as the C++ run takes them, or a status naming the first
+/// malformed one.
+static fuel_status *readSymbols(const fuel_symbol *symbols, size_t count,
+                                std::map<std::string, int64_t> &values) {
+  if (!symbols && count > 0)
+    return makeStatus(FUEL_INVALID_ARGUMENT, "fuel_session_run: symbols is NULL");
+  for (size_t i = 0; i < count; ++i) {
+    std::string where = "fuel_session_run: symbol " + std::to_string(i);
+    if (!symbols[i].name)
+      return makeStatus(FUEL_INVALID_ARGUMENT, where + " has a NULL name");
+    if (!values.emplace(symbols[i].name, symbols[i].value).second)
+      return makeStatus(FUEL_INVALID_ARGUMENT,
+                        where + " ('" + symbols[i].name + "') is given twice");
+  }
+  return nullptr;
+}
+
 fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
-                              size_t input_count, fuel_output_allocator allocate,
+                              size_t input_count, const fuel_symbol *symbols,
+                              size_t symbol_count, fuel_output_allocator allocate,
                               void *user_data) {
   if (!session)
     return makeStatus(FUEL_INVALID_ARGUMENT, "fuel_session_run: session is NULL");
@@ -248,13 +266,16 @@ fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
     std::map<std::string, TensorRef> refs;
     if (fuel_status *malformed = readInputs(inputs, input_count, refs))
       return malformed;
+    std::map<std::string, int64_t> values;
+    if (fuel_status *malformed = readSymbols(symbols, symbol_count, values))
+      return malformed;
     StatusCollector errors;
     auto give = [&](size_t index, DType dtype, std::span<const int64_t> shape,
                     size_t bytes) {
       return allocate(user_data, index, fuel_dtype(dtype), shape.size(), shape.data(),
                       bytes);
     };
-    if (failed(session->session->run(refs, give, errors.diag)))
+    if (failed(session->session->run(refs, give, errors.diag, values)))
       return errors.status(FUEL_RUN_FAILED);
     return static_cast<fuel_status *>(nullptr);
   });

@@ -110,6 +110,7 @@ struct Session::Impl {
   void bindCall(size_t k, const std::vector<int64_t> &values);
   void startBinding();
   LogicalResult bindSymbols(const std::map<std::string, TensorRef> &inputs,
+                            const std::map<std::string, int64_t> &symbols,
                             DiagnosticEngine &diag);
   LogicalResult checkExtents(const std::vector<int64_t> &values,
                              DiagnosticEngine &diag) const;
@@ -386,6 +387,7 @@ LogicalResult Session::Impl::checkExtents(const std::vector<int64_t> &values,
 }
 
 LogicalResult Session::Impl::bindSymbols(const std::map<std::string, TensorRef> &inputs,
+                                         const std::map<std::string, int64_t> &symbols,
                                          DiagnosticEngine &diag) {
   for (const auto &entry : inputs)
     if (std::none_of(program.inputs.begin(), program.inputs.end(),
@@ -397,6 +399,24 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, TensorRef> 
                              "' (its inputs: " + names + ")");
     }
   std::vector<int64_t> values(program.symbols.size(), -1);
+  std::vector<bool> setByCaller(program.symbols.size(), false);
+  for (const auto &[name, value] : symbols) {
+    auto it = std::find_if(program.symbols.begin(), program.symbols.end(),
+                           [&](const artifact::Symbol &sym) { return sym.name == name; });
+    if (it == program.symbols.end()) {
+      std::string names;
+      for (const artifact::Symbol &sym : program.symbols)
+        names += (names.empty() ? "" : ", ") + sym.name;
+      return error(diag, "the plan has no symbol named '" + name + "' (" +
+                             (names.empty() ? "it has none" : "its symbols: " + names) + ")");
+    }
+    if (value < 0)
+      return error(diag, "symbol '" + name + "' is set to " + std::to_string(value) +
+                             "; an extent is 0 or more");
+    size_t s = static_cast<size_t>(it - program.symbols.begin());
+    values[s] = value;
+    setByCaller[s] = true;
+  }
   for (const artifact::Io &in : program.inputs) {
     auto it = inputs.find(in.name);
     if (it == inputs.end())
@@ -425,7 +445,9 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, TensorRef> 
         return error(diag, "input '" + in.name + "' binds symbol '" +
                                program.symbols[shape[d].symbol].name + "' to " +
                                std::to_string(t.shape[d]) +
-                               ", another input bound it to " + std::to_string(v));
+                               (setByCaller[shape[d].symbol] ? ", but it is set to "
+                                                             : ", another input bound it to ") +
+                               std::to_string(v));
       v = t.shape[d];
     }
     if (!rankOk)
@@ -757,7 +779,8 @@ std::vector<TensorInfo> Session::outputs() const {
 }
 
 LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
-                           std::vector<Tensor> &outputs, DiagnosticEngine &diag) {
+                           std::vector<Tensor> &outputs, DiagnosticEngine &diag,
+                           const std::map<std::string, int64_t> &symbols) {
   std::map<std::string, TensorRef> refs;
   for (const auto &[name, t] : inputs)
     refs[name] = {t.dtype, t.shape, t.data.data(), t.data.size()};
@@ -772,13 +795,14 @@ LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
                t.data.resize(bytes);
                return static_cast<void *>(t.data.data());
              },
-             diag);
+             diag, symbols);
 }
 
 LogicalResult Session::run(const std::map<std::string, TensorRef> &inputs,
-                           const OutputAllocator &allocate, DiagnosticEngine &diag) {
+                           const OutputAllocator &allocate, DiagnosticEngine &diag,
+                           const std::map<std::string, int64_t> &symbols) {
   std::lock_guard<std::mutex> lock(impl->running);
-  if (failed(impl->bindSymbols(inputs, diag)))
+  if (failed(impl->bindSymbols(inputs, symbols, diag)))
     return failure();
   for (const artifact::Io &in : impl->program.inputs) {
     const TensorRef &t = inputs.at(in.name);

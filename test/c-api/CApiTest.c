@@ -99,11 +99,12 @@ static void checkRuns(fuel_session *session) {
   int64_t shape4[2] = {4, 64}, shape2[2] = {2, 64};
   fuel_input input = {"x", FUEL_DTYPE_F32, 2, shape4, x, sizeof x};
   struct Outputs full = {0}, half = {0};
-  CHECK(fuel_session_run(session, &input, 1, allocateOutput, &full) == NULL);
+  CHECK(fuel_session_run(session, &input, 1, NULL, 0, allocateOutput, &full) == NULL);
   CHECK(full.count == 1 && full.shape[0][0] == 4 && full.shape[0][1] == 10);
   input.shape = shape2;
   input.bytes = 2 * 64 * sizeof(float);
-  CHECK(fuel_session_run(session, &input, 1, allocateOutput, &half) == NULL);
+  fuel_symbol b2 = {"B", 2}; /* Set as well as bound: they agree. */
+  CHECK(fuel_session_run(session, &input, 1, &b2, 1, allocateOutput, &half) == NULL);
   CHECK(half.count == 1 && half.shape[0][0] == 2);
   if (full.count == 1 && half.count == 1) {
     for (int r = 0; r < 4; ++r) {
@@ -127,61 +128,75 @@ static void checkBadRuns(fuel_session *session) {
   int64_t shape[2] = {4, 64}, tooBig[2] = {5, 64}, wrongRank[1] = {256};
   struct Outputs out = {0};
   fuel_input input = {"x", FUEL_DTYPE_F32, 2, shape, x, sizeof x};
-  EXPECT_STATUS(fuel_session_run(NULL, &input, 1, allocateOutput, &out),
+  EXPECT_STATUS(fuel_session_run(NULL, &input, 1, NULL, 0, allocateOutput, &out),
                 FUEL_INVALID_ARGUMENT, "session is NULL");
-  EXPECT_STATUS(fuel_session_run(session, &input, 1, NULL, &out), FUEL_INVALID_ARGUMENT,
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, NULL, 0, NULL, &out), FUEL_INVALID_ARGUMENT,
                 "allocate is NULL");
-  EXPECT_STATUS(fuel_session_run(session, NULL, 1, allocateOutput, &out),
+  EXPECT_STATUS(fuel_session_run(session, NULL, 1, NULL, 0, allocateOutput, &out),
                 FUEL_INVALID_ARGUMENT, "inputs is NULL");
-  EXPECT_STATUS(fuel_session_run(session, &input, 0, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &input, 0, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "missing input 'x'");
 
   fuel_input two[2] = {input, input};
-  EXPECT_STATUS(fuel_session_run(session, two, 2, allocateOutput, &out),
+  EXPECT_STATUS(fuel_session_run(session, two, 2, NULL, 0, allocateOutput, &out),
                 FUEL_INVALID_ARGUMENT, "input 1 ('x') is given twice");
   fuel_input bad = input;
   bad.name = NULL;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out),
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out),
                 FUEL_INVALID_ARGUMENT, "input 0 has a NULL name");
   bad = input;
   bad.name = "y";
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "the plan has no input named 'y' (its inputs: x)");
   bad = input;
   bad.dtype = (fuel_dtype)99;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out),
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out),
                 FUEL_INVALID_ARGUMENT, "unknown dtype value 99");
   bad = input;
   bad.dtype = FUEL_DTYPE_I32;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "input 'x' must be f32, got i32");
   bad = input;
   bad.shape = NULL;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out),
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out),
                 FUEL_INVALID_ARGUMENT, "has rank 2 and a NULL shape");
   bad = input;
   bad.rank = 1;
   bad.shape = wrongRank;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "input 'x' must have shape [B, 64]");
   bad = input;
   bad.shape = tooBig;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "the inputs bind B=5, but the plan's buffers hold B <= 4");
   bad = input;
   bad.bytes = sizeof x - 4;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "input 'x' holds 1020 bytes; its shape needs 1024");
   bad = input;
   bad.data = NULL;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "input 'x' has no data");
   bad = input;
   bad.data = (const char *)x + 1;
-  EXPECT_STATUS(fuel_session_run(session, &bad, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &bad, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "input 'x' is not aligned to its 4-byte elements");
+  fuel_symbol b3 = {"B", 3}, unknown = {"T", 1}, negative = {"B", -1}, unnamed = {NULL, 4};
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, &b3, 1, allocateOutput, &out),
+                FUEL_RUN_FAILED, "input 'x' binds symbol 'B' to 4, but it is set to 3");
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, &unknown, 1, allocateOutput, &out),
+                FUEL_RUN_FAILED, "the plan has no symbol named 'T' (its symbols: B)");
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, &negative, 1, allocateOutput, &out),
+                FUEL_RUN_FAILED, "symbol 'B' is set to -1; an extent is 0 or more");
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, &unnamed, 1, allocateOutput, &out),
+                FUEL_INVALID_ARGUMENT, "symbol 0 has a NULL name");
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, NULL, 1, allocateOutput, &out),
+                FUEL_INVALID_ARGUMENT, "symbols is NULL");
+  fuel_symbol twice[2] = {b3, b3};
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, twice, 2, allocateOutput, &out),
+                FUEL_INVALID_ARGUMENT, "symbol 1 ('B') is given twice");
   out.refuse = 1;
-  EXPECT_STATUS(fuel_session_run(session, &input, 1, allocateOutput, &out), FUEL_RUN_FAILED,
+  EXPECT_STATUS(fuel_session_run(session, &input, 1, NULL, 0, allocateOutput, &out), FUEL_RUN_FAILED,
                 "no memory was given for output 'probs'");
   freeOutputs(&out);
 }
@@ -233,7 +248,7 @@ static void checkMemoryLoad(const char *path) {
   int64_t shape[2] = {1, 64};
   fuel_input input = {"x", FUEL_DTYPE_F32, 2, shape, x, sizeof x};
   struct Outputs out = {0};
-  CHECK(fuel_session_run(session, &input, 1, allocateOutput, &out) == NULL);
+  CHECK(fuel_session_run(session, &input, 1, NULL, 0, allocateOutput, &out) == NULL);
   freeOutputs(&out);
   char *report = fuel_session_profile_report(session);
   CHECK(report && strstr(report, "cpu:0") != NULL);

@@ -3,7 +3,8 @@
 // Arbitrary bytes as the arguments of fuel_session_run on the MLP example
 // (x[B, 64], B <= 4): up to three inputs with any name, dtype value, rank,
 // extents (negative and huge included), data (none, misaligned, any size up
-// to what the fuzzer allocated) and an allocator that may refuse. No crash,
+// to what the fuzzer allocated), symbols set by name, and an allocator that
+// may refuse. No crash,
 // no sanitizer report; every failure has a message.
 //
 //===----------------------------------------------------------------------===//
@@ -84,7 +85,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   std::vector<std::vector<char>> outputs;
   outputs.reserve(4);
-  fuel_status *status = fuel_session_run(session, inputs.data(), count, allocate, &outputs);
+  // Symbols: none, B, an unknown one, a NULL name; any value.
+  static const char *const symbolNames[] = {"B", "T", nullptr};
+  std::vector<fuel_symbol> symbols(in.byte() % 3);
+  for (fuel_symbol &s : symbols)
+    s = {symbolNames[in.byte() % 3], in.extent()};
+  fuel_status *status =
+      fuel_session_run(session, inputs.data(), count, symbols.empty() ? nullptr : symbols.data(),
+                       symbols.size(), allocate, &outputs);
   if (status && std::strlen(fuel_status_get_message(status)) == 0)
     std::abort();
   fuel_status_free(status);

@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   int64_t shape[2] = {2, 64};
   struct Output out = {{0, 0}, NULL};
   fuel_input input = {"x", FUEL_DTYPE_F32, 2, shape, x, sizeof x};
-  status = fuel_session_run(session, &input, 1, allocate, &out);
+  status = fuel_session_run(session, &input, 1, NULL, 0, allocate, &out);
   if (status) {
     fprintf(stderr, "%s\n", fuel_status_get_message(status));
     return 1;

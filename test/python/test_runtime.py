@@ -205,3 +205,14 @@ def test_trace_has_a_run_and_its_kernels(mlp):
     spans = [e for e in events if e["ph"] == "X"]
     assert [e["cat"] for e in spans].count("run") == 1
     assert {tracks[e["tid"]] for e in spans if e["cat"] == "kernel"} == {"cpu:0"}
+
+
+def test_symbols_set_by_name_must_agree_with_the_inputs(mlp):
+    session = fuel.Session(mlp.path, threads=1)
+    x = random_input(3, 6)
+    np.testing.assert_allclose(session.run({"x": x}, symbols={"B": 3})["probs"],
+                               mlp.reference(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(fuel.Error, match="input 'x' binds symbol 'B' to 3, but it is set to 2"):
+        session.run({"x": x}, symbols={"B": 2})
+    with pytest.raises(fuel.Error, match="the plan has no symbol named 'T' \\(its symbols: B\\)"):
+        session.run({"x": x}, symbols={"T": 2})

@@ -23,7 +23,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 using namespace fuel;
@@ -37,6 +39,7 @@ int run(int argc, char **argv) {
   unsigned benchRuns = 0;
   bool quiet = false;
   std::string tracePath;
+  std::vector<std::string> symbolSettings;
   app.add_option("artifact", artifactPath, "Artifact (.fplan) from fuelc plan -o")
       ->required();
   app.add_option("--input", inputs, "NAME=FILE.npy for each graph input");
@@ -49,6 +52,8 @@ int run(int argc, char **argv) {
                  "Run N more times and print median/min/max latency");
   app.add_flag("--profile", options.profile,
                "Print time per kernel kind and device (with --bench: over the warm runs)");
+  app.add_option("--symbol", symbolSettings,
+                 "NAME=N: set a symbolic dim by name (the inputs' shapes must agree)");
   app.add_option("--trace", tracePath,
                  "Write a Chrome trace of the runs (chrome://tracing, Perfetto): a track "
                  "per device with its kernels, the host's with copies and waits");
@@ -80,6 +85,23 @@ int run(int argc, char **argv) {
               << " outputs, " << outputs.size() << " --output files given\n";
     return 2;
   }
+  std::map<std::string, int64_t> symbols;
+  for (const std::string &setting : symbolSettings) {
+    size_t eq = setting.find('=');
+    std::string name = setting.substr(0, eq == std::string::npos ? 0 : eq);
+    std::string value = eq == std::string::npos ? "" : setting.substr(eq + 1);
+    char *end = nullptr;
+    errno = 0;
+    long long n = std::strtoll(value.c_str(), &end, 10);
+    if (name.empty() || value.empty() || *end != '\0' || errno == ERANGE) {
+      std::cerr << "fuel-run: error: --symbol '" << setting << "' is not NAME=N\n";
+      return 2;
+    }
+    if (!symbols.emplace(name, n).second) {
+      std::cerr << "fuel-run: error: --symbol '" << name << "' is given twice\n";
+      return 2;
+    }
+  }
   std::map<std::string, runtime::Tensor> tensors;
   for (const std::string &binding : inputs) {
     NamedArray input;
@@ -98,7 +120,7 @@ int run(int argc, char **argv) {
   }
   std::vector<runtime::Tensor> results;
   auto firstStart = std::chrono::steady_clock::now();
-  if (failed(session->run(tensors, results, diag)))
+  if (failed(session->run(tensors, results, diag, symbols)))
     return 1;
   double firstMs = std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - firstStart)
@@ -108,7 +130,7 @@ int run(int argc, char **argv) {
     std::vector<double> ms;
     for (unsigned i = 0; i < benchRuns; ++i) {
       auto start = std::chrono::steady_clock::now();
-      if (failed(session->run(tensors, results, diag)))
+      if (failed(session->run(tensors, results, diag, symbols)))
         return 1;
       ms.push_back(std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - start)

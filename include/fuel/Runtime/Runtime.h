@@ -118,14 +118,18 @@ public:
   std::vector<TensorInfo> inputs() const;
   std::vector<TensorInfo> outputs() const;
 
-  /// Runs the plan once: binds symbolic dims from the inputs' shapes,
-  /// executes every step and returns the outputs in the graph's order.
+  /// Runs the plan once: binds symbolic dims from the inputs' shapes (and
+  /// from `symbols`, by name, which the inputs must agree with; a symbol
+  /// neither sets takes its planned bound), executes every step and
+  /// returns the outputs in the graph's order.
   LogicalResult run(const std::map<std::string, Tensor> &inputs,
-                    std::vector<Tensor> &outputs, DiagnosticEngine &diag);
+                    std::vector<Tensor> &outputs, DiagnosticEngine &diag,
+                    const std::map<std::string, int64_t> &symbols = {});
   /// The same, without copies of the inputs, writing each output once into
   /// memory `allocate` gives (the C and Python APIs' entry).
   LogicalResult run(const std::map<std::string, TensorRef> &inputs,
-                    const OutputAllocator &allocate, DiagnosticEngine &diag);
+                    const OutputAllocator &allocate, DiagnosticEngine &diag,
+                    const std::map<std::string, int64_t> &symbols = {});
 
   /// Time per kernel kind and backend over the runs so far (with profile).
   std::string profileReport() const;

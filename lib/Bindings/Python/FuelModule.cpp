@@ -142,7 +142,7 @@ public:
   const std::vector<TensorInfo> &outputs() const { return outputInfos; }
   std::string routeReport() const { return fuel_session_route_report(session.get()); }
 
-  py::dict run(const py::dict &feeds) {
+  py::dict run(const py::dict &feeds, const std::map<std::string, int64_t> &symbolValues) {
     py::object require = py::module_::import("numpy").attr("require");
     std::vector<py::array> arrays; // Keeps every input alive through the run.
     std::vector<std::string> names;
@@ -157,13 +157,16 @@ public:
                         size_t(a.ndim()), reinterpret_cast<const int64_t *>(a.shape()),
                         a.data(), size_t(a.nbytes())});
     }
+    std::vector<fuel_symbol> symbols;
+    for (const auto &[name, value] : symbolValues)
+      symbols.push_back({name.c_str(), value});
     OutputBuffers buffers;
     buffers.outputs.resize(outputInfos.size());
     fuel_status *status;
     {
       py::gil_scoped_release release;
-      status = fuel_session_run(session.get(), inputs.data(), inputs.size(),
-                                &OutputBuffers::allocate, &buffers);
+      status = fuel_session_run(session.get(), inputs.data(), inputs.size(), symbols.data(),
+                                symbols.size(), &OutputBuffers::allocate, &buffers);
     }
     check(status);
     py::dict results;
@@ -238,7 +241,9 @@ PYBIND11_MODULE(fuel, m) {
       .def_property_readonly("route_report", &Session::routeReport,
                              "Which route was chosen and why earlier ones were skipped.")
       .def("run", &Session::run, py::arg("inputs"),
-           "Runs the plan on {name: array}; returns {name: array} in the graph's output order.")
+           py::arg("symbols") = std::map<std::string, int64_t>{},
+           "Runs the plan on {name: array} (symbols also set by {name: value}, which the "
+           "inputs must agree with); returns {name: array} in the graph's output order.")
       .def("profile_report", &Session::profileReport,
            "Time per kernel kind and device over the runs so far (with profile=True).")
       .def("trace_json", &Session::traceJson,
