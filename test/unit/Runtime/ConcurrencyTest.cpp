@@ -12,36 +12,24 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestPlans.h"
 #include "fuel/Runtime/Runtime.h"
 
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
 
 using namespace fuel;
+using fuel::test::readPlan;
 using runtime::Session;
 using runtime::Tensor;
 
 namespace {
 using Inputs = std::map<std::string, Tensor>;
-
-std::shared_ptr<const FileBuffer> readPlan(const std::string &name) {
-  const char *dir = std::getenv("FUEL_TEST_PLANS");
-  REQUIRE(dir);
-  std::string path = std::string(dir) + "/" + name;
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return FileBuffer::fromBytes(bytes.str());
-}
 
 /// Every session runs on two threads: outputs are compared across sessions.
 std::unique_ptr<Session> load(const std::shared_ptr<const FileBuffer> &plan) {

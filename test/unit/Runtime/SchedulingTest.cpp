@@ -10,29 +10,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestPlans.h"
 #include "fuel/Runtime/Runtime.h"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 using namespace fuel;
+using fuel::test::readPlan;
 using runtime::Session;
 
 namespace {
-std::shared_ptr<const FileBuffer> readPlan(const std::string &name) {
-  const char *dir = std::getenv("FUEL_TEST_PLANS");
-  REQUIRE(dir);
-  std::ifstream in(std::string(dir) + "/" + name, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return FileBuffer::fromBytes(bytes.str());
-}
-
 /// The events of `runs` runs of `plan` with every device null, after loading.
 std::vector<std::string> runOnNullDevices(const std::string &plan, int runs = 1) {
   std::vector<std::string> log;
