@@ -102,9 +102,33 @@ static Pass codegenPass(const CodegenTarget &target) {
           print};
 }
 
-static LogicalResult lowerPass(Compilation &c, DiagnosticEngine &) {
-  for (size_t r = 0; r < c.routes.size(); ++r)
+/// Refuses a program the runtime would refuse: a kernel argument whose
+/// layout at the planned extents is past what the runtime takes (2^40
+/// elements per tensor, the reader's bound on hostile files).
+static LogicalResult checkRuntimeLimits(const artifact::Program &program,
+                                        DiagnosticEngine &diag) {
+  std::vector<int64_t> bounds = program.boundValues();
+  for (const artifact::Kernel &k : program.kernels)
+    for (size_t a = 0; a < k.args.size(); ++a)
+      if (!k.args[a].tensor.layout(bounds)) {
+        SourceLocation loc;
+        loc.node = k.node;
+        diag.error(std::move(loc),
+                   "argument " + std::to_string(a) + " of the '" + k.label +
+                       "' kernel has more than 2^40 elements at the planned extents, "
+                       "more than the runtime takes per tensor (plan with smaller --dim "
+                       "values, or split the tensor)");
+        return failure();
+      }
+  return success();
+}
+
+static LogicalResult lowerPass(Compilation &c, DiagnosticEngine &diag) {
+  for (size_t r = 0; r < c.routes.size(); ++r) {
     c.routes[r].program = lowerProgram(c.file->graph, c.routes[r], r);
+    if (failed(checkRuntimeLimits(c.routes[r].program, diag)))
+      return failure();
+  }
   return success();
 }
 
