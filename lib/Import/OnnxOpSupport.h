@@ -4,7 +4,7 @@
 // equivalent and the shape ops; OnnxActivations.cpp: elementwise functions
 // built from IR ops; OnnxLosses.cpp: the loss functions; OnnxTensorOps.cpp:
 // indexing and tensor-building ops; OnnxResize.cpp: Resize;
-// OnnxConvTranspose.cpp: ConvTranspose). They share the
+// OnnxConvTranspose.cpp: ConvTranspose; OnnxEinsum.cpp: Einsum). They share the
 // helpers here and the Composer, which builds one ONNX op from several IR
 // ops.
 //
@@ -31,6 +31,7 @@ void addLossHandlers(HandlerTable &table);
 void addTensorHandlers(HandlerTable &table);
 void addResizeHandlers(HandlerTable &table);
 void addConvTransposeHandlers(HandlerTable &table);
+void addEinsumHandlers(HandlerTable &table);
 
 /// `kind` over `operands`, bound to the node's output 0.
 bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
@@ -91,6 +92,10 @@ public:
       im.bind(i, value);
     return ok;
   }
+  /// Whether a step failed (and was reported).
+  bool failed() const { return !ok; }
+  /// Fails the rest, after a problem the caller reported.
+  void markFailed() { ok = false; }
   /// Activations are defined on floats only.
   bool floatInput() {
     return isFloat(type) || im.unsupported("the input must be a float tensor");

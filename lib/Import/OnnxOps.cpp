@@ -908,6 +908,7 @@ const HandlerTable &handlers() {
     addTensorHandlers(t);
     addResizeHandlers(t);
     addConvTransposeHandlers(t);
+    addEinsumHandlers(t);
     return t;
   }();
   return table;
@@ -949,7 +950,7 @@ int64_t firstOpset(const std::string &opType) {
       {"Hardmax", 13}, {"Floor", 6}, {"Ceil", 6}, {"Mod", 10},
       {"ConstantOfShape", 9}, {"EyeLike", 9}, {"Tile", 6}, {"Mish", 18},
       {"GroupNormalization", 18}, {"Gelu", 20}, {"BitwiseAnd", 18}, {"BitwiseOr", 18},
-      {"BitwiseXor", 18}, {"BitwiseNot", 18}};
+      {"BitwiseXor", 18}, {"BitwiseNot", 18}, {"Einsum", 12}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

@@ -302,5 +302,34 @@ case("MatMul_Add_Softmax_opset21", [n("MatMul", ["a", "m"], ["mm"]), n("Add", ["
      [("a", A, None)], [softmax((A @ M + row6).astype(np.float64), -1).astype(np.float32)],
      initializers=[("m", M), ("c", row6)], opset=21)
 
+# Einsum (12): contractions, batch axes, outer products, sums, transposes,
+# implicit outputs, an ellipsis, three operands and a symbolic batch,
+# against numpy.einsum.
+einsums = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ijk->j", [(2, 3, 4)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("abc,cd->dba", [(2, 3, 4), (4, 5)]),
+    ("ik,jk->ijk", [(3, 4), (2, 4)]),
+]
+for number, (equation, shapes) in enumerate(einsums):
+    operands = [rand(*shape) for shape in shapes]
+    names = [f"e{i}" for i in range(len(shapes))]
+    case(f"Einsum_{number}", [n("Einsum", names, ["y0"], equation=equation)],
+         [(nm, a, None) for nm, a in zip(names, operands)],
+         [np.einsum(equation, *[a.astype(np.float64) for a in operands]).astype(np.float32)],
+         opset=12, tolerance=(1e-5, 1e-5))
+ea, eb = rand(3, 4, 5), rand(5, 6)
+case("Einsum_symbolic_batch", [n("Einsum", ["e0", "e1"], ["y0"], equation="bij,jk->bik")],
+     [("e0", ea, ["B", 4, 5]), ("e1", eb, None)], [np.einsum("bij,jk->bik", ea, eb)],
+     opset=12, tolerance=(1e-5, 1e-5), dims=[("B", 3)])
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
