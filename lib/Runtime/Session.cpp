@@ -400,7 +400,9 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, TensorRef> 
     }
   std::vector<int64_t> values(program.symbols.size(), -1);
   std::vector<bool> setByCaller(program.symbols.size(), false);
-  for (const auto &[name, value] : symbols) {
+  for (const auto &setting : symbols) {
+    const std::string &name = setting.first;
+    int64_t value = setting.second;
     auto it = std::find_if(program.symbols.begin(), program.symbols.end(),
                            [&](const artifact::Symbol &sym) { return sym.name == name; });
     if (it == program.symbols.end()) {
