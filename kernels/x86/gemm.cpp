@@ -39,7 +39,17 @@ struct Scratch {
   int64_t floats[kScratchSlots];
   Scratch *next;
 };
-__thread Scratch *threadScratch;
+/// Each thread's Scratch, under a pthread key rather than in thread-local
+/// storage: a library loaded with dlopen gets dynamic TLS, whose blocks
+/// glibc and the sanitizers still track after dlclose (LeakSanitizer
+/// crashed at exit scanning one). Release deletes the key.
+pthread_key_t scratchKey;
+pthread_once_t scratchKeyOnce = PTHREAD_ONCE_INIT;
+bool scratchKeyCreated = false;
+
+void createScratchKey() {
+  scratchKeyCreated = pthread_key_create(&scratchKey, nullptr) == 0;
+}
 Scratch *allScratch;
 pthread_mutex_t scratchLock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -111,15 +121,18 @@ const float *packedWeights(const Matrix &b) {
 } // namespace
 
 float *scratch(ScratchSlot slot, int64_t floats) {
-  if (!threadScratch) {
-    auto *s = static_cast<Scratch *>(std::calloc(1, sizeof(Scratch)));
+  pthread_once(&scratchKeyOnce, createScratchKey);
+  auto *s = scratchKeyCreated ? static_cast<Scratch *>(pthread_getspecific(scratchKey))
+                              : nullptr;
+  if (!s) {
+    s = static_cast<Scratch *>(std::calloc(1, sizeof(Scratch)));
     pthread_mutex_lock(&scratchLock);
     s->next = allScratch;
     allScratch = s;
     pthread_mutex_unlock(&scratchLock);
-    threadScratch = s;
+    if (scratchKeyCreated)
+      pthread_setspecific(scratchKey, s);
   }
-  Scratch *s = threadScratch;
   if (s->floats[slot] < floats) {
     std::free(s->buffers[slot]);
     s->buffers[slot] = static_cast<float *>(std::aligned_alloc(64, roundUp(floats * 4, 64)));
@@ -148,6 +161,10 @@ const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
 }
 
 void releaseAll() {
+  // The library is unloaded next (no kernel runs now): its key goes with
+  // it, and no thread's value points at freed Scratch.
+  if (scratchKeyCreated)
+    pthread_key_delete(scratchKey);
   pthread_mutex_lock(&scratchLock);
   while (allScratch) {
     Scratch *s = allScratch;
