@@ -4,8 +4,10 @@
 // equivalent and the shape ops; OnnxActivations.cpp: elementwise functions
 // built from IR ops; OnnxLosses.cpp: the loss functions; OnnxTensorOps.cpp:
 // indexing and tensor-building ops; OnnxResize.cpp: Resize;
-// OnnxConvTranspose.cpp: ConvTranspose; OnnxEinsum.cpp: Einsum). They share the
-// helpers here and the Composer, which builds one ONNX op from several IR
+// OnnxConvTranspose.cpp: ConvTranspose; OnnxEinsum.cpp: Einsum;
+// OnnxWindowed.cpp: convolution and pooling; OnnxQuantize.cpp: the linear
+// quantization ops; OnnxNormalizations.cpp: the normalizations but layer
+// and group norm). They share the helpers here and the Composer, which builds one ONNX op from several IR
 // ops.
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +34,9 @@ void addTensorHandlers(HandlerTable &table);
 void addResizeHandlers(HandlerTable &table);
 void addConvTransposeHandlers(HandlerTable &table);
 void addEinsumHandlers(HandlerTable &table);
+void addWindowedHandlers(HandlerTable &table);
+void addQuantizeHandlers(HandlerTable &table);
+void addNormalizationHandlers(HandlerTable &table);
 
 /// `kind` over `operands`, bound to the node's output 0.
 bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
@@ -48,6 +53,15 @@ KnownTensor positions(int64_t n, size_t trailing, DType dtype);
 const KnownTensor *constInts(Importer &im, size_t i, const char *what);
 /// Axes from the `axes` attribute (older opsets) or input `inputIndex`.
 std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex);
+
+class Composer;
+/// Conv2D, MaxPool2D or AvgPool2D over `operands` (the input first, rank 3
+/// or 4) with the current node's window attributes (kernel_shape, strides,
+/// pads or auto_pad, dilations, group, ceil_mode, count_include_pad):
+/// 1-D windows run as 2-D ones of height 1, and pooling pads wider than half
+/// the window as an explicit pad (OnnxWindowed.cpp). Fails the composer
+/// after reporting.
+ValueRef addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands);
 
 /// Builds an ONNX op out of several IR ops on the node's input 0: each step
 /// names its node after the output plus a suffix; a failed step (reported
@@ -71,11 +85,13 @@ public:
   }
   ValueRef op(OpKind kind, const std::vector<ValueRef> &operands,
               const std::function<void(Graph &)> &attrs = {}) {
-    if (!ok)
-      return x;
-    std::optional<NodeId> n = im.add(kind, operands, attrs, "." + std::to_string(next++));
-    ok = n.has_value();
-    return ok ? ValueRef{*n, 0} : x;
+    return add(kind, operands, attrs, "." + std::to_string(next++));
+  }
+  /// The op the ONNX node mainly is, named as the node's output itself (at
+  /// most once per node): plans and profiles show the model's names.
+  ValueRef mainOp(OpKind kind, const std::vector<ValueRef> &operands,
+                  const std::function<void(Graph &)> &attrs = {}) {
+    return add(kind, operands, attrs, "");
   }
   ValueRef cast(ValueRef v, DType to) {
     return op(OpKind::Cast, {v}, [&](Graph &g) { g.addDTypeAttr(AttrName::To, to); });
@@ -102,6 +118,15 @@ public:
   }
 
 private:
+  ValueRef add(OpKind kind, const std::vector<ValueRef> &operands,
+               const std::function<void(Graph &)> &attrs, const std::string &suffix) {
+    if (!ok)
+      return x;
+    std::optional<NodeId> n = im.add(kind, operands, attrs, suffix);
+    ok = n.has_value();
+    return ok ? ValueRef{*n, 0} : x;
+  }
+
   unsigned next = 0;
   bool ok = true;
 };

@@ -44,77 +44,6 @@ bool chain(Importer &im, OpKind kind) {
   return true;
 }
 
-/// Explicit pads for auto_pad=SAME_UPPER/SAME_LOWER: the output extent is
-/// ceil(input / stride), the padding split evenly, the odd one at the end
-/// (UPPER) or the beginning (LOWER). Needs static spatial extents.
-std::optional<std::vector<int64_t>> samePads(Importer &im, ShapeRef x,
-                                             const std::vector<int64_t> &kernel,
-                                             const std::vector<int64_t> &strides,
-                                             const std::vector<int64_t> &dilations) {
-  bool lower = im.attrString("auto_pad", "NOTSET") == "SAME_LOWER";
-  std::vector<int64_t> begin, end;
-  for (size_t i = 0; i < 2; ++i) {
-    if (!x[2 + i].isStatic() || kernel.size() != 2 || kernel[i] < 1) {
-      im.unsupported("auto_pad=SAME needs static spatial extents and kernel");
-      return std::nullopt;
-    }
-    int64_t in = x[2 + i].size(), s = strides.empty() ? 1 : strides[i],
-            d = dilations.empty() ? 1 : dilations[i];
-    int64_t out = (in + s - 1) / s;
-    int64_t total = std::max<int64_t>((out - 1) * s + (kernel[i] - 1) * d + 1 - in, 0);
-    begin.push_back(lower ? total - total / 2 : total / 2);
-    end.push_back(total - begin.back());
-  }
-  begin.insert(begin.end(), end.begin(), end.end());
-  return begin;
-}
-
-bool convLike(Importer &im, OpKind kind) {
-  ShapeRef x = im.graph.shape(im.input(0));
-  if (x.size() != 4)
-    return im.unsupported("only 2-D windows (rank-4 NCHW input) are supported");
-  if (kind == OpKind::MaxPool2D && im.outputUsed(1))
-    return im.unsupported("the Indices output is not supported");
-  std::vector<int64_t> pads = im.attrInts("pads"), strides = im.attrInts("strides"),
-                       dilations = im.attrInts("dilations"),
-                       kernel = im.attrInts("kernel_shape");
-  std::string autoPad = im.attrString("auto_pad", "NOTSET");
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    if (kernel.empty() && kind == OpKind::Conv2D) { // From the weight's shape.
-      ShapeRef w = im.graph.shape(im.input(1));
-      for (size_t i = 2; i < w.size(); ++i)
-        kernel.push_back(w[i].isStatic() ? w[i].size() : -1);
-    }
-    std::optional<std::vector<int64_t>> same = samePads(im, x, kernel, strides, dilations);
-    if (!same)
-      return false;
-    pads = *same;
-    if (kind == OpKind::Conv2D)
-      kernel.clear();
-  } else if (autoPad != "NOTSET" && autoPad != "VALID") {
-    return im.unsupported("auto_pad=" + autoPad + " is not supported");
-  }
-  if (kind == OpKind::AvgPool2D && // Opset 19 added them.
-      std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; }))
-    return im.unsupported("dilated average pooling is not supported");
-  return direct(im, kind, [&](Graph &g) {
-    if (kind != OpKind::Conv2D)
-      g.addIntsAttr(AttrName::Kernel, kernel);
-    if (!strides.empty())
-      g.addIntsAttr(AttrName::Strides, strides);
-    if (!pads.empty())
-      g.addIntsAttr(AttrName::Pads, pads);
-    if (!dilations.empty() && kind != OpKind::AvgPool2D)
-      g.addIntsAttr(AttrName::Dilations, dilations);
-    if (kind == OpKind::Conv2D)
-      g.addIntAttr(AttrName::Groups, im.attrInt("group", 1));
-    else
-      g.addBoolAttr(AttrName::CeilMode, im.attrInt("ceil_mode", 0) != 0);
-    if (kind == OpKind::AvgPool2D)
-      g.addBoolAttr(AttrName::CountIncludePad, im.attrInt("count_include_pad", 0) != 0);
-  });
-}
-
 bool reduce(Importer &im, OpKind kind) {
   // ReduceSum takes axes as an input from opset 13; the others keep the
   // attribute through opset 17.
@@ -506,149 +435,6 @@ bool cast(Importer &im) {
   return direct(im, OpKind::Cast, [&](Graph &g) { g.addDTypeAttr(AttrName::To, *to); });
 }
 
-bool batchNorm(Importer &im) {
-  if (im.attrInt("training_mode", 0) || im.outputUsed(1) || im.outputUsed(2))
-    return im.unsupported("training mode (running statistics outputs) is not supported");
-  const KnownTensor *scale = im.constantInput(1), *bias = im.constantInput(2),
-                    *mean = im.constantInput(3), *var = im.constantInput(4);
-  double eps = im.attrFloat("epsilon", 1e-5f);
-  if (!scale || !bias || !mean || !var) {
-    // Statistics computed at run time: (x - mean) * scale / sqrt(var + eps)
-    // + bias, each per channel (axis 1, reshaped to broadcast).
-    ShapeRef shape = im.graph.shape(im.input(0));
-    if (shape.size() < 2)
-      return im.unsupported("the input must have a channel axis (axis 1)");
-    std::vector<Dim> channel{shape[1]};
-    channel.resize(shape.size() - 1, Dim::fixed(1));
-    Composer k(im);
-    auto perChannel = [&](size_t i) {
-      return k.op(OpKind::Reshape, {im.input(i)},
-                  [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, channel); });
-    };
-    ValueRef inv = k.op(OpKind::Rsqrt, {k.op(OpKind::Add, {perChannel(4), k.c(eps)})});
-    ValueRef centered = k.op(OpKind::Sub, {k.x, perChannel(3)});
-    ValueRef scaled = k.op(OpKind::Mul, {centered, k.op(OpKind::Mul, {inv, perChannel(1)})});
-    return k.finish(k.op(OpKind::Add, {scaled, perChannel(2)}));
-  }
-  DType t = im.graph.dtype(im.input(0));
-  size_t rank = im.graph.shape(im.input(0)).size();
-  std::vector<double> s = scale->reals(), b = bias->reals(), m = mean->reals(),
-                      v = var->reals();
-  // y = x * k + (b - m * k), k = s / sqrt(v + eps), per channel (axis 1).
-  KnownTensor k{t, {static_cast<int64_t>(s.size())}, {}}, c = k;
-  std::vector<int64_t> channelShape{static_cast<int64_t>(s.size())};
-  for (size_t d = 2; d < rank; ++d)
-    channelShape.push_back(1);
-  k.shape = c.shape = channelShape;
-  for (size_t i = 0; i < s.size(); ++i) {
-    double ki = s[i] / std::sqrt(v.at(i) + eps), ci = b.at(i) - m.at(i) * ki;
-    k.bytes += scalar(ki, t).bytes;
-    c.bytes += scalar(ci, t).bytes;
-  }
-  std::optional<NodeId> mul = im.add(OpKind::Mul, {im.input(0), im.addConstant(k, ".scale")},
-                                     {}, ".scaled");
-  if (!mul)
-    return false;
-  std::optional<NodeId> add = im.add(OpKind::Add, {{*mul, 0}, im.addConstant(c, ".shift")});
-  if (add)
-    im.bind(0, {*add, 0});
-  return add.has_value();
-}
-
-/// The optional Mean and InvStdDev outputs: statistics over the normalized
-/// axes, kept as unit axes.
-bool layerNormStatistics(Importer &im, int64_t axis, float eps) {
-  ValueRef x = im.input(0);
-  size_t rank = im.graph.shape(x).size();
-  std::vector<int64_t> axes;
-  for (size_t d = axis < 0 ? axis + rank : axis; d < rank; ++d)
-    axes.push_back(static_cast<int64_t>(d));
-  auto mean = [&](ValueRef v, const std::string &suffix) {
-    return im.add(OpKind::ReduceMean, {v}, [&](Graph &g) {
-      g.addIntsAttr(AttrName::Axes, axes);
-      g.addBoolAttr(AttrName::KeepDims, true);
-    }, suffix);
-  };
-  std::optional<NodeId> mu = mean(x, ".mean");
-  std::optional<NodeId> centered = mu ? im.add(OpKind::Sub, {x, {*mu, 0}}, {}, ".centered")
-                                      : std::nullopt;
-  std::optional<NodeId> square = centered
-      ? im.add(OpKind::Mul, {{*centered, 0}, {*centered, 0}}, {}, ".square") : std::nullopt;
-  std::optional<NodeId> var = square ? mean({*square, 0}, ".var") : std::nullopt;
-  std::optional<NodeId> shifted = var
-      ? im.add(OpKind::Add, {{*var, 0}, im.addConstant(scalar(eps, im.graph.dtype(x)), ".eps")},
-               {}, ".shifted") : std::nullopt;
-  std::optional<NodeId> inv = shifted
-      ? im.add(OpKind::Rsqrt, {{*shifted, 0}}, {}, ".invstd") : std::nullopt;
-  if (!inv)
-    return false;
-  im.bind(1, {*mu, 0});
-  im.bind(2, {*inv, 0});
-  return true;
-}
-
-bool layerNorm(Importer &im) {
-  int64_t axis = im.attrInt("axis", -1);
-  float eps = im.attrFloat("epsilon", 1e-5f);
-  if ((im.outputUsed(1) || im.outputUsed(2)) && !layerNormStatistics(im, axis, eps))
-    return false;
-  return direct(im, OpKind::LayerNorm, [&](Graph &g) {
-    g.addIntAttr(AttrName::Axis, axis);
-    g.addFloatAttr(AttrName::Eps, eps);
-  });
-}
-
-/// Opset 18 scales each of `num_groups` groups (scale and bias of
-/// [num_groups]), opset 21 each channel ([C]); both normalize each group of
-/// channels of each image over its channels and positions.
-bool groupNorm(Importer &im) {
-  Composer k(im);
-  if (!k.floatInput())
-    return false;
-  // A copy: adding nodes moves the graph's shapes.
-  ShapeRef graphShape = im.graph.shape(k.x);
-  std::vector<Dim> shape(graphShape.begin(), graphShape.end());
-  int64_t groups = im.attrInt("num_groups", 0);
-  if (shape.size() < 2 || !shape[1].isStatic())
-    return im.unsupported("the input must have a static channel axis (N x C x ...)");
-  int64_t channels = shape[1].size(), perGroup = 1;
-  if (groups <= 0 || channels % groups)
-    return im.unsupported("num_groups (" + std::to_string(groups) + ") must divide the " +
-                          std::to_string(channels) + " channels");
-  for (size_t d = 1; d < shape.size(); ++d) {
-    if (!shape[d].isStatic())
-      return im.unsupported("the channel and spatial extents must be static");
-    perGroup *= shape[d].size();
-  }
-  perGroup /= groups;
-  float eps = im.attrFloat("epsilon", 1e-5f);
-  auto reshape = [&](ValueRef v, std::vector<Dim> dims) {
-    return k.op(OpKind::Reshape, {v},
-                [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
-  };
-  ValueRef grouped = reshape(k.x, {shape[0], Dim::fixed(groups), Dim::fixed(perGroup)});
-  ValueRef normalized = k.op(OpKind::LayerNorm, {grouped}, [&](Graph &g) {
-    g.addIntAttr(AttrName::Axis, 2);
-    g.addFloatAttr(AttrName::Eps, eps);
-  });
-  ValueRef y = reshape(normalized, shape);
-  // Scale and bias as [C, 1, ...] against [N, C, ...].
-  std::vector<Dim> perChannel(shape.size() - 1, Dim::fixed(1));
-  perChannel[0] = Dim::fixed(channels);
-  auto channelwise = [&](size_t input) {
-    ValueRef v = im.input(input);
-    if (im.opset < 21) { // [G] -> [G, C/G] -> [C]
-      v = reshape(v, {Dim::fixed(groups), Dim::fixed(1)});
-      std::vector<Dim> repeated{Dim::fixed(groups), Dim::fixed(channels / groups)};
-      v = k.op(OpKind::Expand, {v},
-               [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, repeated); });
-    }
-    return reshape(v, perChannel);
-  };
-  y = k.op(OpKind::Mul, {y, channelwise(1)});
-  return k.finish(k.op(OpKind::Add, {y, channelwise(2)}));
-}
-
 bool shapeOf(Importer &im) {
   ShapeRef s = im.graph.shape(im.input(0));
   int64_t rank = static_cast<int64_t>(s.size());
@@ -793,17 +579,6 @@ bool castLike(Importer &im) { // A cast to the dtype of input 1.
   return emit(im, OpKind::Cast, {im.input(0)}, [&](Graph &g) { g.addDTypeAttr(AttrName::To, to); });
 }
 
-bool globalPool(Importer &im, OpKind kind) {
-  size_t rank = im.graph.shape(im.input(0)).size();
-  std::vector<int64_t> axes;
-  for (size_t d = 2; d < rank; ++d)
-    axes.push_back(static_cast<int64_t>(d));
-  return direct(im, kind, [&](Graph &g) {
-    g.addIntsAttr(AttrName::Axes, axes);
-    g.addBoolAttr(AttrName::KeepDims, true);
-  });
-}
-
 const HandlerTable &handlers() {
   static const HandlerTable table = [] {
     HandlerTable t = {
@@ -857,14 +632,6 @@ const HandlerTable &handlers() {
       {"Hardmax", hardmax},
       {"MatMul", [](Importer &im) { return direct(im, OpKind::MatMul); }},
       {"Gemm", gemm},
-      {"Conv", [](Importer &im) { return convLike(im, OpKind::Conv2D); }},
-      {"MaxPool", [](Importer &im) { return convLike(im, OpKind::MaxPool2D); }},
-      {"AveragePool", [](Importer &im) { return convLike(im, OpKind::AvgPool2D); }},
-      {"GlobalAveragePool", [](Importer &im) { return globalPool(im, OpKind::ReduceMean); }},
-      {"GlobalMaxPool", [](Importer &im) { return globalPool(im, OpKind::ReduceMax); }},
-      {"BatchNormalization", batchNorm},
-      {"LayerNormalization", layerNorm},
-      {"GroupNormalization", groupNorm},
       {"Softmax", [](Importer &im) { return softmax(im, OpKind::Softmax); }},
       {"LogSoftmax", [](Importer &im) { return softmax(im, OpKind::LogSoftmax); }},
       {"ReduceSum", [](Importer &im) { return reduce(im, OpKind::ReduceSum); }},
@@ -909,6 +676,9 @@ const HandlerTable &handlers() {
     addResizeHandlers(t);
     addConvTransposeHandlers(t);
     addEinsumHandlers(t);
+    addWindowedHandlers(t);
+    addQuantizeHandlers(t);
+    addNormalizationHandlers(t);
     return t;
   }();
   return table;
@@ -925,7 +695,9 @@ size_t requiredInputs(const std::string &opType) {
       {"BatchNormalization", 5}, {"PRelu", 2}, {"Xor", 2}, {"CastLike", 2},
       {"BitwiseAnd", 2}, {"BitwiseOr", 2}, {"BitwiseXor", 2},
       {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2}, {"OneHot", 3},
-      {"ConvTranspose", 2},
+      {"ConvTranspose", 2}, {"QuantizeLinear", 2}, {"DequantizeLinear", 2},
+      {"MatMulInteger", 2}, {"ConvInteger", 2}, {"QLinearMatMul", 8}, {"QLinearConv", 8},
+      {"Upsample", 2}, {"InstanceNormalization", 3},
       {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
@@ -950,7 +722,11 @@ int64_t firstOpset(const std::string &opType) {
       {"Hardmax", 13}, {"Floor", 6}, {"Ceil", 6}, {"Mod", 10},
       {"ConstantOfShape", 9}, {"EyeLike", 9}, {"Tile", 6}, {"Mish", 18},
       {"GroupNormalization", 18}, {"Gelu", 20}, {"BitwiseAnd", 18}, {"BitwiseOr", 18},
-      {"BitwiseXor", 18}, {"BitwiseNot", 18}, {"Einsum", 12}};
+      {"BitwiseXor", 18}, {"BitwiseNot", 18}, {"Einsum", 12},
+      {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"MatMulInteger", 10},
+      {"ConvInteger", 10}, {"QLinearMatMul", 10}, {"QLinearConv", 10}, {"Upsample", 9},
+      {"InstanceNormalization", 6}, {"MeanVarianceNormalization", 9}, {"LRN", 1},
+      {"DepthToSpace", 11}, {"SpaceToDepth", 1}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

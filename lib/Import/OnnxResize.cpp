@@ -159,12 +159,9 @@ ValueRef resizeAxis(Composer &k, ValueRef x, unsigned axis, size_t rank, int64_t
   return y;
 }
 
-bool resize(Importer &im) {
-  ResizeMode m{im.attrString("mode", "nearest"),
-               im.attrString("coordinate_transformation_mode", "half_pixel"),
-               im.attrString("nearest_mode", "round_prefer_floor"),
-               im.attrFloat("cubic_coeff_a", -0.75f), im.attrFloat("extrapolation_value", 0),
-               im.attrInt("exclude_outside", 0) != 0};
+/// Resize the node's input 0 by `m`, to the scales of input `scalesInput`
+/// or the sizes of input 3.
+bool resizeBy(Importer &im, const ResizeMode &m, size_t scalesInput) {
   static const char *kModes[] = {"nearest", "linear", "cubic"};
   static const char *kTransforms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
                                       "asymmetric", "tf_crop_and_resize"};
@@ -222,8 +219,8 @@ bool resize(Importer &im) {
             std::nearbyint(scale * static_cast<double>(in[a].size()))));
       }
     }
-  } else if (im.hasInput(2)) {
-    const KnownTensor *s = constInts(im, 2, "the scales");
+  } else if (im.hasInput(scalesInput)) {
+    const KnownTensor *s = constInts(im, scalesInput, "the scales");
     if (!s)
       return false;
     std::vector<double> listed = s->reals();
@@ -277,6 +274,25 @@ bool resize(Importer &im) {
   }
   return k.finish(y);
 }
+
+bool resize(Importer &im) {
+  return resizeBy(im,
+                  {im.attrString("mode", "nearest"),
+                   im.attrString("coordinate_transformation_mode", "half_pixel"),
+                   im.attrString("nearest_mode", "round_prefer_floor"),
+                   im.attrFloat("cubic_coeff_a", -0.75f), im.attrFloat("extrapolation_value", 0),
+                   im.attrInt("exclude_outside", 0) != 0},
+                  2);
+}
+
+/// Upsample (opsets 9-10, Resize's predecessor): scales as input 1, output
+/// position i read from input position i / scale (rounded down: nearest).
+bool upsample(Importer &im) {
+  return resizeBy(im, {im.attrString("mode", "nearest"), "asymmetric", "floor", -0.75f, 0, false},
+                  1);
+}
 } // namespace
 
-void onnximport::addResizeHandlers(HandlerTable &table) { table.insert({{"Resize", resize}}); }
+void onnximport::addResizeHandlers(HandlerTable &table) {
+  table.insert({{"Resize", resize}, {"Upsample", upsample}});
+}

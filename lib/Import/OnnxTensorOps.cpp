@@ -8,7 +8,8 @@
 // - CumSum: a product with a triangular 0/1 matrix along the axis;
 // - OneHot: the indices compared with the positions along the new axis;
 // - Tile: the input concatenated with itself along each repeated axis;
-// - EyeLike: a constant.
+// - EyeLike: a constant;
+// - DepthToSpace / SpaceToDepth: reshapes around a transpose.
 // The first two cost O(extent) per element along the axis, fine for the
 // class and sequence extents exporters use them with.
 //
@@ -16,6 +17,7 @@
 
 #include "OnnxOpSupport.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace fuel;
@@ -197,6 +199,49 @@ bool eyeLike(Importer &im) {
   im.bind(0, im.addConstant(eye, ""));
   return true;
 }
+
+/// DepthToSpace and SpaceToDepth: a reshape exposing the block axes, a
+/// transpose moving them, and a reshape merging them.
+bool rearrangeBlocks(Importer &im, bool toSpace) {
+  ShapeRef shape = im.graph.shape(im.input(0));
+  int64_t b = im.attrInt("blocksize", 0);
+  if (shape.size() != 4 || b < 1 ||
+      !std::all_of(shape.begin() + 1, shape.end(), [](Dim d) { return d.isStatic(); }))
+    return im.unsupported("the input must be N x C x H x W with static C, H, W; blocksize >= 1");
+  Dim n = shape[0];
+  int64_t c = shape[1].size(), h = shape[2].size(), w = shape[3].size();
+  if (toSpace ? c % (b * b) : h % b || w % b)
+    return im.unsupported("the blocksize must divide " +
+                          std::string(toSpace ? "the channels by its square" : "H and W"));
+  auto dims = [](Dim first, std::initializer_list<int64_t> rest) {
+    std::vector<Dim> out{first};
+    for (int64_t d : rest)
+      out.push_back(Dim::fixed(d));
+    return out;
+  };
+  std::vector<Dim> blocks, merged;
+  std::vector<int64_t> perm;
+  if (!toSpace) {
+    blocks = dims(n, {c, h / b, b, w / b, b});
+    perm = {0, 3, 5, 1, 2, 4};
+    merged = dims(n, {c * b * b, h / b, w / b});
+  } else if (im.attrString("mode", "DCR") == "CRD") {
+    blocks = dims(n, {c / (b * b), b, b, h, w});
+    perm = {0, 1, 4, 2, 5, 3};
+    merged = dims(n, {c / (b * b), h * b, w * b});
+  } else {
+    blocks = dims(n, {b, b, c / (b * b), h, w});
+    perm = {0, 3, 4, 1, 5, 2};
+    merged = dims(n, {c / (b * b), h * b, w * b});
+  }
+  Composer k(im);
+  auto reshape = [&](ValueRef v, const std::vector<Dim> &to) {
+    return k.op(OpKind::Reshape, {v}, [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, to); });
+  };
+  ValueRef moved = k.op(OpKind::Transpose, {reshape(k.x, blocks)},
+                        [&](Graph &g) { g.addIntsAttr(AttrName::Perm, perm); });
+  return k.finish(reshape(moved, merged));
+}
 } // namespace
 
 void onnximport::addTensorHandlers(HandlerTable &table) {
@@ -204,5 +249,7 @@ void onnximport::addTensorHandlers(HandlerTable &table) {
                 {"CumSum", cumSum},
                 {"Tile", tile},
                 {"OneHot", oneHot},
-                {"EyeLike", eyeLike}});
+                {"EyeLike", eyeLike},
+                {"DepthToSpace", [](Importer &im) { return rearrangeBlocks(im, true); }},
+                {"SpaceToDepth", [](Importer &im) { return rearrangeBlocks(im, false); }}});
 }

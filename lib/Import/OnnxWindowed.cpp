@@ -1,0 +1,231 @@
+//===- OnnxWindowed.cpp - ONNX convolution and pooling --------------------===//
+//
+// Conv, MaxPool, AveragePool (1-D and 2-D windows) and the global poolings.
+// The IR's windowed ops are 2-D: a 1-D window is a 2-D one of height 1 over
+// the input unsqueezed to [N, C, 1, L]. Its pooling kernels clip windows to
+// the input and take at most half a window of padding; wider pads (which
+// ONNX allows) become an explicit pad of the input (the lowest value for
+// max pooling, zeros for averages, rescaled by the window's share of real
+// elements when padding is not counted).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxOpSupport.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace fuel;
+using namespace fuel::onnximport;
+
+namespace {
+struct Window {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+
+  int64_t stride(size_t axis) const { return strides.empty() ? 1 : strides[axis]; }
+  int64_t dilation(size_t axis) const { return dilations.empty() ? 1 : dilations[axis]; }
+  int64_t pad(size_t axis, bool end) const {
+    return pads.empty() ? 0 : pads[axis + (end ? pads.size() / 2 : 0)];
+  }
+};
+
+/// Explicit pads for auto_pad=SAME_UPPER/SAME_LOWER: the output extent is
+/// ceil(input / stride), the padding split evenly, the odd one at the end
+/// (UPPER) or the beginning (LOWER). Needs static spatial extents.
+bool samePads(Importer &im, ShapeRef x, Window &w) {
+  bool lower = im.attrString("auto_pad", "NOTSET") == "SAME_LOWER";
+  size_t spatial = x.size() - 2;
+  std::vector<int64_t> begin, end;
+  for (size_t i = 0; i < spatial; ++i) {
+    if (!x[2 + i].isStatic() || w.kernel.size() != spatial || w.kernel[i] < 1)
+      return im.unsupported("auto_pad=SAME needs static spatial extents and kernel");
+    int64_t in = x[2 + i].size(), s = w.stride(i);
+    int64_t out = (in + s - 1) / s;
+    int64_t total =
+        std::max<int64_t>((out - 1) * s + (w.kernel[i] - 1) * w.dilation(i) + 1 - in, 0);
+    begin.push_back(lower ? total - total / 2 : total / 2);
+    end.push_back(total - begin.back());
+  }
+  begin.insert(begin.end(), end.begin(), end.end());
+  w.pads = begin;
+  return true;
+}
+
+/// The node's window; the kernel of a convolution from its weight's shape.
+std::optional<Window> readWindow(Importer &im, OpKind kind, ShapeRef x, ShapeRef weight) {
+  Window w{im.attrInts("kernel_shape"), im.attrInts("strides"), im.attrInts("pads"),
+           im.attrInts("dilations")};
+  if (kind == OpKind::Conv2D && w.kernel.empty())
+    for (size_t i = 2; i < weight.size(); ++i)
+      w.kernel.push_back(weight[i].isStatic() ? weight[i].size() : -1);
+  std::string autoPad = im.attrString("auto_pad", "NOTSET");
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (!samePads(im, x, w))
+      return std::nullopt;
+  } else if (autoPad != "NOTSET" && autoPad != "VALID") {
+    im.unsupported("auto_pad=" + autoPad + " is not supported");
+    return std::nullopt;
+  }
+  if (kind == OpKind::AvgPool2D && // Opset 19 added them.
+      std::any_of(w.dilations.begin(), w.dilations.end(), [](int64_t d) { return d != 1; })) {
+    im.unsupported("dilated average pooling is not supported");
+    return std::nullopt;
+  }
+  return w;
+}
+
+/// A 1-D window as a 2-D one of height 1.
+Window heightOne(const Window &w) {
+  auto widen = [](const std::vector<int64_t> &v, int64_t unit) {
+    std::vector<int64_t> out;
+    if (!v.empty())
+      out = {unit, v[0]};
+    return out;
+  };
+  Window out{widen(w.kernel, 1), widen(w.strides, 1), {}, widen(w.dilations, 1)};
+  if (!w.pads.empty())
+    out.pads = {0, w.pads[0], 0, w.pads.size() > 1 ? w.pads[1] : w.pads[0]};
+  return out;
+}
+
+bool padsExceedHalfWindow(const Window &w) {
+  for (size_t axis = 0; axis < w.kernel.size(); ++axis)
+    if (2 * std::max(w.pad(axis, false), w.pad(axis, true)) > w.kernel[axis])
+      return true;
+  return false;
+}
+
+/// For average pooling that does not count padding, after an explicit zero
+/// pad: window size / real elements in it, per output position ([OH, OW]).
+std::optional<KnownTensor> realShare(ShapeRef x, const Window &w, DType type) {
+  std::vector<std::vector<int64_t>> counts(2);
+  for (size_t axis = 0; axis < 2; ++axis) {
+    if (!x[2 + axis].isStatic())
+      return std::nullopt;
+    int64_t in = x[2 + axis].size(), k = w.kernel[axis], s = w.stride(axis);
+    int64_t padded = in + w.pad(axis, false) + w.pad(axis, true);
+    for (int64_t start = -w.pad(axis, false); start + k <= padded - w.pad(axis, false);
+         start += s)
+      counts[axis].push_back(std::min(start + k, in) - std::max<int64_t>(start, 0));
+  }
+  KnownTensor share{type, {static_cast<int64_t>(counts[0].size()),
+                           static_cast<int64_t>(counts[1].size())}, {}};
+  double window = static_cast<double>(w.kernel[0] * w.kernel[1]);
+  for (int64_t h : counts[0])
+    for (int64_t v : counts[1])
+      share.bytes += scalar(h * v > 0 ? window / static_cast<double>(h * v) : 0, type).bytes;
+  return share;
+}
+
+ValueRef padded(Composer &k, ValueRef x, const Window &w, double value) {
+  std::vector<int64_t> pads{0, 0, w.pad(0, false), w.pad(1, false),
+                            0, 0, w.pad(0, true),  w.pad(1, true)};
+  return k.op(OpKind::Pad, {x}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Pads, pads);
+    g.addStringAttr(AttrName::Mode, "constant");
+    g.addFloatAttr(AttrName::Value, value);
+  });
+}
+} // namespace
+
+ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands) {
+  Importer &im = k.im;
+  ValueRef input = operands[0];
+  auto fail = [&](const std::string &why) {
+    if (!why.empty())
+      im.unsupported(why);
+    k.markFailed();
+    return input;
+  };
+  ShapeRef x = im.graph.shape(input);
+  size_t rank = x.size();
+  if (rank != 3 && rank != 4)
+    return fail("only 1-D and 2-D windows (rank-3 or rank-4 input) are supported");
+  if (kind == OpKind::MaxPool2D && im.outputUsed(1))
+    return fail("the Indices output is not supported");
+  ShapeRef weight = kind == OpKind::Conv2D ? im.graph.shape(operands[1]) : ShapeRef();
+  std::optional<Window> read = readWindow(im, kind, x, weight);
+  if (!read)
+    return fail("");
+  Window w = *read;
+  auto unsqueezeHeight = [&](ValueRef v, OpKind op) {
+    return k.op(op, {v}, [](Graph &g) { g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{2}); });
+  };
+  if (rank == 3) {
+    w = heightOne(w);
+    operands[0] = unsqueezeHeight(operands[0], OpKind::Unsqueeze);
+    if (kind == OpKind::Conv2D)
+      operands[1] = unsqueezeHeight(operands[1], OpKind::Unsqueeze);
+  }
+  bool ceilMode = im.attrInt("ceil_mode", 0) != 0;
+  bool countPad = im.attrInt("count_include_pad", 0) != 0;
+  std::optional<KnownTensor> share;
+  if (kind != OpKind::Conv2D && w.kernel.size() == 2 && padsExceedHalfWindow(w)) {
+    DType type = im.graph.dtype(operands[0]);
+    if (ceilMode)
+      return fail("pads wider than half the window are not supported with ceil_mode");
+    if (kind == OpKind::AvgPool2D && !countPad) {
+      share = realShare(im.graph.shape(operands[0]), w, type);
+      if (!share)
+        return fail("pads wider than half the window need static spatial extents");
+    }
+    // The lowest value of the type (finite: attributes are JSON numbers).
+    double lowest = isFloat(type)         ? -std::numeric_limits<float>::max()
+                    : type == DType::U8   ? 0
+                    : type == DType::I8   ? -128
+                                          : -2147483648.0;
+    operands[0] = padded(k, operands[0], w, kind == OpKind::MaxPool2D ? lowest : 0);
+    w.pads.clear();
+  }
+  ValueRef y = k.mainOp(kind, operands, [&](Graph &g) {
+    if (kind != OpKind::Conv2D)
+      g.addIntsAttr(AttrName::Kernel, w.kernel);
+    if (!w.strides.empty())
+      g.addIntsAttr(AttrName::Strides, w.strides);
+    if (!w.pads.empty())
+      g.addIntsAttr(AttrName::Pads, w.pads);
+    if (!w.dilations.empty() && kind != OpKind::AvgPool2D)
+      g.addIntsAttr(AttrName::Dilations, w.dilations);
+    if (kind == OpKind::Conv2D)
+      g.addIntAttr(AttrName::Groups, im.attrInt("group", 1));
+    else
+      g.addBoolAttr(AttrName::CeilMode, ceilMode);
+    if (kind == OpKind::AvgPool2D)
+      g.addBoolAttr(AttrName::CountIncludePad, countPad);
+  });
+  if (share)
+    y = k.op(OpKind::Mul, {y, k.constant(*share)});
+  return rank == 3 ? unsqueezeHeight(y, OpKind::Squeeze) : y;
+}
+
+namespace {
+bool windowed(Importer &im, OpKind kind) {
+  Composer k(im);
+  std::vector<ValueRef> operands;
+  for (size_t i = 0; i < im.numInputs(); ++i)
+    if (im.hasInput(i))
+      operands.push_back(im.input(i));
+  return k.finish(addWindowed(k, kind, operands));
+}
+
+bool globalPool(Importer &im, OpKind kind) {
+  size_t rank = im.graph.shape(im.input(0)).size();
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < rank; ++d)
+    axes.push_back(static_cast<int64_t>(d));
+  return direct(im, kind, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Axes, axes);
+    g.addBoolAttr(AttrName::KeepDims, true);
+  });
+}
+} // namespace
+
+void onnximport::addWindowedHandlers(HandlerTable &table) {
+  table.insert({
+      {"Conv", [](Importer &im) { return windowed(im, OpKind::Conv2D); }},
+      {"MaxPool", [](Importer &im) { return windowed(im, OpKind::MaxPool2D); }},
+      {"AveragePool", [](Importer &im) { return windowed(im, OpKind::AvgPool2D); }},
+      {"GlobalAveragePool", [](Importer &im) { return globalPool(im, OpKind::ReduceMean); }},
+      {"GlobalMaxPool", [](Importer &im) { return globalPool(im, OpKind::ReduceMax); }},
+  });
+}
