@@ -21,7 +21,7 @@ p = argparse.ArgumentParser()
 p.add_argument("build")
 p.add_argument("models")
 p.add_argument("--vulkan", action="store_true")
-p.add_argument("--models", dest="names", default="mlp,encoder,decoder,resnet18")
+p.add_argument("--models", dest="names", default="mlp,encoder,decoder,resnet18,lstm,gru")
 args = p.parse_args()
 build, models, vulkan = args.build, args.models, args.vulkan
 fuelc = os.path.join(build, "tools", "fuelc", "fuelc")

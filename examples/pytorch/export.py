@@ -5,7 +5,7 @@ with an input and PyTorch's output for it, for fuelc to import, plan and run.
 Usage: export.py OUTDIR [--bench | --zoo]
 
 Writes, per model NAME in mlp, encoder, decoder (a GPT-style block),
-resnet18: NAME.onnx, NAME.input.npy
+resnet18, lstm (two layers), gru (bidirectional): NAME.onnx, NAME.input.npy
 and NAME.expected.npy (PyTorch eager on that input, no_grad, eval mode), and
 NAME.next.input.npy / NAME.next.expected.npy with a batch one larger.
 The batch dim is symbolic (`B`) in every model: in the encoder, PyTorch's
@@ -57,6 +57,20 @@ class DecoderBlock(torch.nn.Module):
         return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
 
 
+class Recurrent(torch.nn.Module):
+    """A recurrent network over a feature sequence (batch first) with a
+    linear head on every step: `kind` is torch.nn.LSTM or torch.nn.GRU."""
+
+    def __init__(self, kind, features, hidden, classes, **options):
+        super().__init__()
+        self.rnn = kind(features, hidden, batch_first=True, **options)
+        width = hidden * (2 if options.get("bidirectional") else 1)
+        self.head = torch.nn.Linear(width, classes)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0])
+
+
 def models(bench):
     """(name, module, input) in a fixed order and seed."""
     torch.manual_seed(0)
@@ -72,6 +86,9 @@ def models(bench):
                torch.randn(2, 16, 128))
         yield "decoder", DecoderBlock(128, 4, 256, 16), torch.randn(2, 16, 128)
         yield "resnet18", torchvision.models.resnet18(), torch.randn(2, 3, 64, 64)
+        yield "lstm", Recurrent(torch.nn.LSTM, 32, 64, 10, num_layers=2), torch.randn(2, 12, 32)
+        yield ("gru", Recurrent(torch.nn.GRU, 32, 48, 10, bidirectional=True),
+               torch.randn(2, 10, 32))
 
 
 ZOO = ("mobilenet_v2", "shufflenet_v2_x1_0", "efficientnet_b0", "squeezenet1_1", "googlenet",

@@ -54,8 +54,8 @@ bool batchNormTraining(Importer &im) {
   ValueRef var = meanOver(k, k.op(OpKind::Mul, {centered, centered}), axes);
   ValueRef inv = k.op(OpKind::Rsqrt, {k.op(OpKind::Add, {var, k.c(eps)})});
   ValueRef scale = k.op(OpKind::Mul, {inv, reshape(im.input(1), channel)});
-  ValueRef y = k.op(OpKind::Add, {k.op(OpKind::Mul, {centered, scale}),
-                                  reshape(im.input(2), channel)});
+  ValueRef y =
+      k.op(OpKind::Add, {k.op(OpKind::Mul, {centered, scale}), reshape(im.input(2), channel)});
   auto running = [&](size_t input, ValueRef batch) {
     ValueRef kept = k.op(OpKind::Mul, {im.input(input), k.c(momentum)});
     ValueRef added = k.op(OpKind::Mul, {reshape(batch, flat), k.c(1 - momentum)});
@@ -92,8 +92,7 @@ bool batchNorm(Importer &im) {
   }
   DType t = im.graph.dtype(im.input(0));
   size_t rank = im.graph.shape(im.input(0)).size();
-  std::vector<double> s = scale->reals(), b = bias->reals(), m = mean->reals(),
-                      v = var->reals();
+  std::vector<double> s = scale->reals(), b = bias->reals(), m = mean->reals(), v = var->reals();
   // y = x * k + (b - m * k), k = s / sqrt(v + eps), per channel (axis 1).
   KnownTensor k{t, {static_cast<int64_t>(s.size())}, {}}, c = k;
   std::vector<int64_t> channelShape{static_cast<int64_t>(s.size())};
@@ -105,8 +104,8 @@ bool batchNorm(Importer &im) {
     k.bytes += scalar(ki, t).bytes;
     c.bytes += scalar(ci, t).bytes;
   }
-  std::optional<NodeId> mul = im.add(OpKind::Mul, {im.input(0), im.addConstant(k, ".scale")},
-                                     {}, ".scaled");
+  std::optional<NodeId> mul =
+      im.add(OpKind::Mul, {im.input(0), im.addConstant(k, ".scale")}, {}, ".scaled");
   if (!mul)
     return false;
   std::optional<NodeId> add = im.add(OpKind::Add, {{*mul, 0}, im.addConstant(c, ".shift")});
@@ -124,22 +123,27 @@ bool layerNormStatistics(Importer &im, int64_t axis, float eps) {
   for (size_t d = axis < 0 ? axis + rank : axis; d < rank; ++d)
     axes.push_back(static_cast<int64_t>(d));
   auto mean = [&](ValueRef v, const std::string &suffix) {
-    return im.add(OpKind::ReduceMean, {v}, [&](Graph &g) {
-      g.addIntsAttr(AttrName::Axes, axes);
-      g.addBoolAttr(AttrName::KeepDims, true);
-    }, suffix);
+    return im.add(
+        OpKind::ReduceMean, {v},
+        [&](Graph &g) {
+          g.addIntsAttr(AttrName::Axes, axes);
+          g.addBoolAttr(AttrName::KeepDims, true);
+        },
+        suffix);
   };
   std::optional<NodeId> mu = mean(x, ".mean");
-  std::optional<NodeId> centered = mu ? im.add(OpKind::Sub, {x, {*mu, 0}}, {}, ".centered")
-                                      : std::nullopt;
-  std::optional<NodeId> square = centered
-      ? im.add(OpKind::Mul, {{*centered, 0}, {*centered, 0}}, {}, ".square") : std::nullopt;
+  std::optional<NodeId> centered =
+      mu ? im.add(OpKind::Sub, {x, {*mu, 0}}, {}, ".centered") : std::nullopt;
+  std::optional<NodeId> square =
+      centered ? im.add(OpKind::Mul, {{*centered, 0}, {*centered, 0}}, {}, ".square")
+               : std::nullopt;
   std::optional<NodeId> var = square ? mean({*square, 0}, ".var") : std::nullopt;
-  std::optional<NodeId> shifted = var
-      ? im.add(OpKind::Add, {{*var, 0}, im.addConstant(scalar(eps, im.graph.dtype(x)), ".eps")},
-               {}, ".shifted") : std::nullopt;
-  std::optional<NodeId> inv = shifted
-      ? im.add(OpKind::Rsqrt, {{*shifted, 0}}, {}, ".invstd") : std::nullopt;
+  std::optional<NodeId> shifted =
+      var ? im.add(OpKind::Add, {{*var, 0}, im.addConstant(scalar(eps, im.graph.dtype(x)), ".eps")},
+                   {}, ".shifted")
+          : std::nullopt;
+  std::optional<NodeId> inv =
+      shifted ? im.add(OpKind::Rsqrt, {{*shifted, 0}}, {}, ".invstd") : std::nullopt;
   if (!inv)
     return false;
   im.bind(1, {*mu, 0});
@@ -182,8 +186,7 @@ bool normalizeGroups(Importer &im, int64_t groups, bool scalePerGroup) {
   perGroup /= groups;
   float eps = im.attrFloat("epsilon", 1e-5f);
   auto reshape = [&](ValueRef v, std::vector<Dim> dims) {
-    return k.op(OpKind::Reshape, {v},
-                [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
+    return k.op(OpKind::Reshape, {v}, [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
   };
   ValueRef grouped = reshape(k.x, {shape[0], Dim::fixed(groups), Dim::fixed(perGroup)});
   ValueRef normalized = k.op(OpKind::LayerNorm, {grouped}, [&](Graph &g) {

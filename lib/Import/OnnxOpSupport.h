@@ -6,9 +6,9 @@
 // indexing and tensor-building ops; OnnxResize.cpp: Resize;
 // OnnxConvTranspose.cpp: ConvTranspose; OnnxEinsum.cpp: Einsum;
 // OnnxWindowed.cpp: convolution and pooling; OnnxQuantize.cpp: the linear
-// quantization ops; OnnxNormalizations.cpp: the normalizations but layer
-// and group norm). They share the helpers here and the Composer, which builds one ONNX op from several IR
-// ops.
+// quantization ops; OnnxNormalizations.cpp: the normalizations;
+// OnnxRecurrent.cpp: RNN, GRU, LSTM). They share the helpers here and the
+// Composer, which builds one ONNX op from several IR ops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_IMPORT_ONNXOPSUPPORT_H
@@ -37,6 +37,7 @@ void addEinsumHandlers(HandlerTable &table);
 void addWindowedHandlers(HandlerTable &table);
 void addQuantizeHandlers(HandlerTable &table);
 void addNormalizationHandlers(HandlerTable &table);
+void addRecurrentHandlers(HandlerTable &table);
 
 /// `kind` over `operands`, bound to the node's output 0.
 bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,

@@ -331,9 +331,9 @@ bool constantOfShape(Importer &im) {
     return im.unsupported(why);
   value.shape.clear();
   value.bytes.resize(dtypeByteSize(value.dtype));
-  Composer k(im);
-  return k.finish(k.op(OpKind::BroadcastTo, {k.constant(value)},
-                       [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, *dims); }));
+  // No Composer: input 0 has no IR value, only extents.
+  return emit(im, OpKind::BroadcastTo, {im.addConstant(value, ".value")},
+              [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, *dims); });
 }
 
 bool constant(Importer &im) {
@@ -679,6 +679,7 @@ const HandlerTable &handlers() {
     addWindowedHandlers(t);
     addQuantizeHandlers(t);
     addNormalizationHandlers(t);
+    addRecurrentHandlers(t);
     return t;
   }();
   return table;
@@ -697,7 +698,7 @@ size_t requiredInputs(const std::string &opType) {
       {"Mod", 2}, {"GatherElements", 2}, {"CumSum", 2}, {"Tile", 2}, {"OneHot", 3},
       {"ConvTranspose", 2}, {"QuantizeLinear", 2}, {"DequantizeLinear", 2},
       {"MatMulInteger", 2}, {"ConvInteger", 2}, {"QLinearMatMul", 8}, {"QLinearConv", 8},
-      {"Upsample", 2}, {"InstanceNormalization", 3},
+      {"Upsample", 2}, {"InstanceNormalization", 3}, {"RNN", 3}, {"GRU", 3}, {"LSTM", 3},
       {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
@@ -726,7 +727,8 @@ int64_t firstOpset(const std::string &opType) {
       {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"MatMulInteger", 10},
       {"ConvInteger", 10}, {"QLinearMatMul", 10}, {"QLinearConv", 10}, {"Upsample", 9},
       {"InstanceNormalization", 6}, {"MeanVarianceNormalization", 9}, {"LRN", 1},
-      {"DepthToSpace", 11}, {"SpaceToDepth", 1}};
+      {"DepthToSpace", 11}, {"SpaceToDepth", 1},
+      {"RNN", 7}, {"GRU", 7}, {"LSTM", 7}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

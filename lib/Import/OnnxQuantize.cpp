@@ -84,8 +84,7 @@ bool quantizeLinear(Importer &im) {
 }
 
 /// (v - zeroPoint) in `t`, zeroPoint absent when `zeroInput` is not given.
-ValueRef shifted(Composer &k, ValueRef v, size_t zeroInput, DType t, size_t rank,
-                 unsigned axis) {
+ValueRef shifted(Composer &k, ValueRef v, size_t zeroInput, DType t, size_t rank, unsigned axis) {
   v = k.cast(v, t);
   if (!k.im.hasInput(zeroInput))
     return v;
@@ -132,8 +131,8 @@ ValueRef integerProduct(Composer &k, size_t a, size_t b, size_t aZero, size_t bZ
   size_t rankA = im.graph.shape(im.input(a)).size(), rankB = im.graph.shape(im.input(b)).size();
   ValueRef lhs = shifted(k, im.input(a), aZero, DType::I32, rankA,
                          rankA >= 2 ? static_cast<unsigned>(rankA - 2) : 0);
-  ValueRef rhs = shifted(k, im.input(b), bZero, DType::I32, rankB,
-                         static_cast<unsigned>(rankB - 1));
+  ValueRef rhs =
+      shifted(k, im.input(b), bZero, DType::I32, rankB, static_cast<unsigned>(rankB - 1));
   return k.op(OpKind::MatMul, {lhs, rhs});
 }
 
@@ -177,8 +176,8 @@ bool requantize(Composer &k, ValueRef product, size_t aScale, size_t bScale, siz
   size_t rank = im.graph.shape(product).size();
   DType t = im.graph.dtype(im.input(aScale));
   ValueRef perB = alongAxis(k, im.input(bScale), rank, bAxis);
-  ValueRef multiplier = k.op(OpKind::Div, {k.op(OpKind::Mul, {im.input(aScale), perB}),
-                                           im.input(yScale)});
+  ValueRef multiplier =
+      k.op(OpKind::Div, {k.op(OpKind::Mul, {im.input(aScale), perB}), im.input(yScale)});
   ValueRef scaled = k.op(OpKind::Mul, {k.cast(product, t), multiplier});
   return k.finish(saturate(k, scaled, im.input(yZero), to));
 }
@@ -192,7 +191,8 @@ bool qlinearMatMul(Importer &im) { // a, a_scale, a_zero, b, b_scale, b_zero, y_
   return requantize(k, product, 1, 4, 6, 7, static_cast<unsigned>(rank - 1));
 }
 
-bool qlinearConv(Importer &im) { // x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B?
+bool qlinearConv(Importer &im) { // x, x_scale, x_zero, w, w_scale, w_zero,
+                                 // y_scale, y_zero, B?
   Composer k(im);
   if (!integerInputs(im, {0, 3}))
     return false;

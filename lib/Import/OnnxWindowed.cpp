@@ -104,12 +104,11 @@ std::optional<KnownTensor> realShare(ShapeRef x, const Window &w, DType type) {
       return std::nullopt;
     int64_t in = x[2 + axis].size(), k = w.kernel[axis], s = w.stride(axis);
     int64_t padded = in + w.pad(axis, false) + w.pad(axis, true);
-    for (int64_t start = -w.pad(axis, false); start + k <= padded - w.pad(axis, false);
-         start += s)
+    for (int64_t start = -w.pad(axis, false); start + k <= padded - w.pad(axis, false); start += s)
       counts[axis].push_back(std::min(start + k, in) - std::max<int64_t>(start, 0));
   }
-  KnownTensor share{type, {static_cast<int64_t>(counts[0].size()),
-                           static_cast<int64_t>(counts[1].size())}, {}};
+  KnownTensor share{
+      type, {static_cast<int64_t>(counts[0].size()), static_cast<int64_t>(counts[1].size())}, {}};
   double window = static_cast<double>(w.kernel[0] * w.kernel[1]);
   for (int64_t h : counts[0])
     for (int64_t v : counts[1])
@@ -170,10 +169,10 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
         return fail("pads wider than half the window need static spatial extents");
     }
     // The lowest value of the type (finite: attributes are JSON numbers).
-    double lowest = isFloat(type)         ? -std::numeric_limits<float>::max()
-                    : type == DType::U8   ? 0
-                    : type == DType::I8   ? -128
-                                          : -2147483648.0;
+    double lowest = isFloat(type)       ? -std::numeric_limits<float>::max()
+                    : type == DType::U8 ? 0
+                    : type == DType::I8 ? -128
+                                        : -2147483648.0;
     operands[0] = padded(k, operands[0], w, kind == OpKind::MaxPool2D ? lowest : 0);
     w.pads.clear();
   }
