@@ -195,6 +195,52 @@ bool atanh(Importer &im) { // log((1 + x) / (1 - x)) / 2
   return k.finish(k.op(OpKind::Mul, {k.c(0.5), k.op(OpKind::Log, {ratio})}));
 }
 
+/// atan(x) by Cephes' atanf: |x| reduced to [0, tan(pi/8)] (about 0.414)
+/// by atan(a) = pi/2 - atan(1/a) above tan(3pi/8) and pi/4 + atan((a-1) /
+/// (a+1)) above tan(pi/8), then an odd polynomial; about 1 ulp in f32.
+ValueRef atanOf(Composer &k, ValueRef x) {
+  ValueRef a = k.op(OpKind::Abs, {x});
+  ValueRef big = k.op(OpKind::Gt, {a, k.c(2.414213562373095)});
+  ValueRef mid = k.op(OpKind::Gt, {a, k.c(0.4142135623730950)});
+  ValueRef inverted = k.op(OpKind::Neg, {k.op(OpKind::Recip, {a})});
+  ValueRef shifted =
+      k.op(OpKind::Div, {k.op(OpKind::Sub, {a, k.c(1)}), k.op(OpKind::Add, {a, k.c(1)})});
+  ValueRef r = k.op(OpKind::Where, {big, inverted, k.op(OpKind::Where, {mid, shifted, a})});
+  ValueRef base = k.op(OpKind::Where, {big, k.c(M_PI / 2),
+                                       k.op(OpKind::Where, {mid, k.c(M_PI / 4), k.c(0)})});
+  ValueRef z = k.op(OpKind::Mul, {r, r});
+  ValueRef p = k.c(8.05374449538e-2);
+  for (double c : {-1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1})
+    p = k.op(OpKind::Add, {k.op(OpKind::Mul, {p, z}), k.c(c)});
+  ValueRef odd = k.op(OpKind::Add, {k.op(OpKind::Mul, {k.op(OpKind::Mul, {p, z}), r}), r});
+  ValueRef magnitude = k.op(OpKind::Add, {base, odd});
+  return k.op(OpKind::Where,
+              {k.op(OpKind::Lt, {x, k.c(0)}), k.op(OpKind::Neg, {magnitude}), magnitude});
+}
+
+bool atan(Importer &im) {
+  Composer k(im);
+  return k.floatInput() && k.finish(atanOf(k, k.x));
+}
+
+bool asin(Importer &im) { // atan(x / sqrt((1 - x)(1 + x)))
+  Composer k(im);
+  if (!k.floatInput())
+    return false;
+  ValueRef cosine = k.op(OpKind::Sqrt, {k.op(OpKind::Mul, {k.op(OpKind::Sub, {k.c(1), k.x}),
+                                                           k.op(OpKind::Add, {k.c(1), k.x})})});
+  return k.finish(atanOf(k, k.op(OpKind::Div, {k.x, cosine})));
+}
+
+bool acos(Importer &im) { // 2 atan(sqrt((1 - x) / (1 + x)))
+  Composer k(im);
+  if (!k.floatInput())
+    return false;
+  ValueRef ratio =
+      k.op(OpKind::Div, {k.op(OpKind::Sub, {k.c(1), k.x}), k.op(OpKind::Add, {k.c(1), k.x})});
+  return k.finish(k.op(OpKind::Mul, {k.c(2), atanOf(k, k.op(OpKind::Sqrt, {ratio}))}));
+}
+
 bool isNan(Importer &im) { // x != x
   Composer k(im);
   return k.floatInput() && k.finish(k.op(OpKind::Ne, {k.x, k.x}));
@@ -245,6 +291,9 @@ void onnximport::addActivationHandlers(HandlerTable &table) {
       {"Asinh", inverseHyperbolic},
       {"Acosh", inverseHyperbolic},
       {"Atanh", atanh},
+      {"Atan", atan},
+      {"Asin", asin},
+      {"Acos", acos},
       {"IsNaN", isNan},
       {"IsInf", isInf},
   });

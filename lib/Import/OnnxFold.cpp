@@ -11,9 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "OnnxImporter.h"
+#include "OnnxOpSupport.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace fuel;
 using namespace fuel::onnximport;
@@ -216,6 +217,27 @@ KnownTensor intTensor(const std::vector<int64_t> &values, std::vector<int64_t> s
   return t;
 }
 
+/// Range over known float scalars: max(ceil((limit - start) / delta), 0)
+/// elements start + i * delta.
+std::optional<KnownTensor> floatRange(Importer &im) {
+  std::vector<double> bounds;
+  DType type = DType::F32;
+  for (size_t i = 0; i < 3; ++i) {
+    const KnownTensor *t = im.constantInput(i);
+    if (!t || !isFloat(t->dtype) || !t->shape.empty())
+      return std::nullopt;
+    type = t->dtype;
+    bounds.push_back(t->reals().at(0));
+  }
+  double count = std::ceil((bounds[1] - bounds[0]) / bounds[2]);
+  if (!(count <= 4096)) // NaN too (a zero delta).
+    return std::nullopt;
+  KnownTensor out{type, {std::max<int64_t>(static_cast<int64_t>(count), 0)}, {}};
+  for (int64_t i = 0; i < out.shape[0]; ++i)
+    out.bytes += scalar(bounds[0] + static_cast<double>(i) * bounds[2], type).bytes;
+  return out;
+}
+
 /// ConstantOfShape and Range of known inputs (ConstantOfShape of symbolic
 /// extents is a broadcast, imported as an op).
 bool foldGenerator(Importer &im, const std::string &op) {
@@ -240,6 +262,10 @@ bool foldGenerator(Importer &im, const std::string &op) {
     return true;
   }
   // Range
+  if (std::optional<KnownTensor> reals = floatRange(im)) {
+    im.bindConstant(std::move(*reals));
+    return true;
+  }
   std::optional<IntVector> start = intVectorOf(im, 0), limit = intVectorOf(im, 1),
                            delta = intVectorOf(im, 2);
   if (!start || !limit || !delta || !start->isStatic() || !limit->isStatic() ||

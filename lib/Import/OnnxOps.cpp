@@ -153,11 +153,11 @@ bool reshape(Importer &im) {
   std::optional<std::vector<Dim>> target = im.shapeInput(1, "the target shape");
   if (!target)
     return false;
-  if (im.attrInt("allowzero", 0))
-    return im.unsupported("allowzero=1 is not supported");
+  // Opset 14's allowzero: a 0 is an empty extent, not a copy.
+  bool allowZero = im.attrInt("allowzero", 0) != 0;
   std::vector<Dim> in(im.graph.shape(im.input(0)).begin(), im.graph.shape(im.input(0)).end());
   for (size_t i = 0; i < target->size(); ++i)
-    if ((*target)[i] == Dim::fixed(0) && i < in.size())
+    if ((*target)[i] == Dim::fixed(0) && i < in.size() && !allowZero)
       (*target)[i] = in[i]; // 0 copies the input's extent.
   auto inferred =
       std::find_if(target->begin(), target->end(), [](Dim d) { return d.isInferred(); });
@@ -728,7 +728,8 @@ int64_t firstOpset(const std::string &opType) {
       {"ConvInteger", 10}, {"QLinearMatMul", 10}, {"QLinearConv", 10}, {"Upsample", 9},
       {"InstanceNormalization", 6}, {"MeanVarianceNormalization", 9}, {"LRN", 1},
       {"DepthToSpace", 11}, {"SpaceToDepth", 1},
-      {"RNN", 7}, {"GRU", 7}, {"LSTM", 7}};
+      {"RNN", 7}, {"GRU", 7}, {"LSTM", 7}, {"Asin", 7}, {"Acos", 7}, {"Atan", 7},
+      {"HannWindow", 17}, {"HammingWindow", 17}, {"BlackmanWindow", 17}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

@@ -8,7 +8,7 @@
 // - CumSum: a product with a triangular 0/1 matrix along the axis;
 // - OneHot: the indices compared with the positions along the new axis;
 // - Tile: the input concatenated with itself along each repeated axis;
-// - EyeLike: a constant;
+// - EyeLike and the Hann, Hamming and Blackman windows: constants;
 // - DepthToSpace / SpaceToDepth: reshapes around a transpose.
 // The first two cost O(extent) per element along the axis, fine for the
 // class and sequence extents exporters use them with.
@@ -18,6 +18,7 @@
 #include "OnnxOpSupport.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace fuel;
@@ -200,6 +201,30 @@ bool eyeLike(Importer &im) {
   return true;
 }
 
+/// Hann, Hamming and Blackman windows of a constant length: the constant
+/// sum over j of a_j cos(2 pi j n / N), N the length (periodic) or one less.
+bool window(Importer &im, std::vector<double> coefficients) {
+  const KnownTensor *size = constInts(im, 0, "the window length");
+  if (!size)
+    return false;
+  std::vector<int64_t> n = size->ints();
+  if (n.size() != 1 || n[0] < 0 || n[0] > (int64_t(1) << 24))
+    return im.unsupported("the window length must be one integer in [0, 2^24]");
+  std::optional<DType> type = dtypeOfOnnx(im.attrInt("output_datatype", 1));
+  if (!type || !isFloat(*type))
+    return im.unsupported("output_datatype must be a float type fuelc has");
+  double period = static_cast<double>(im.attrInt("periodic", 1) ? n[0] : n[0] - 1);
+  KnownTensor w{*type, {n[0]}, {}};
+  for (int64_t i = 0; i < n[0]; ++i) {
+    double v = 0;
+    for (size_t j = 0; j < coefficients.size(); ++j)
+      v += coefficients[j] * std::cos(2 * M_PI * static_cast<double>(j * i) / period);
+    w.bytes += scalar(v, *type).bytes;
+  }
+  im.bindConstant(std::move(w));
+  return true;
+}
+
 /// DepthToSpace and SpaceToDepth: a reshape exposing the block axes, a
 /// transpose moving them, and a reshape merging them.
 bool rearrangeBlocks(Importer &im, bool toSpace) {
@@ -251,5 +276,8 @@ void onnximport::addTensorHandlers(HandlerTable &table) {
                 {"OneHot", oneHot},
                 {"EyeLike", eyeLike},
                 {"DepthToSpace", [](Importer &im) { return rearrangeBlocks(im, true); }},
-                {"SpaceToDepth", [](Importer &im) { return rearrangeBlocks(im, false); }}});
+                {"SpaceToDepth", [](Importer &im) { return rearrangeBlocks(im, false); }},
+                {"HannWindow", [](Importer &im) { return window(im, {0.5, -0.5}); }},
+                {"HammingWindow", [](Importer &im) { return window(im, {25.0 / 46, -21.0 / 46}); }},
+                {"BlackmanWindow", [](Importer &im) { return window(im, {0.42, -0.5, 0.08}); }}});
 }
