@@ -68,7 +68,9 @@ if not os.path.isdir(cases_dir):
     from onnx.backend.test import cmd_tools
     sys.argv = ["cmd_tools", "generate-data", "-o", args.work]
     cmd_tools.main()
-SUPPORTED_NPY = {np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8, np.bool_}
+SUPPORTED_NPY = {np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64,
+                 np.uint8, np.uint16, np.uint32, np.uint64, np.bool_}
+BFLOAT16 = onnx.TensorProto.BFLOAT16  # numpy_helper gives its bits as uint16.
 
 
 def read_tensor(path):
@@ -97,6 +99,7 @@ def classify(name):
     data = os.path.join(d, "test_data_set_0")
     initializers = {t.name for t in model.graph.initializer}
     inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    elem = {v.name: v.type.tensor_type.elem_type for v in [*model.graph.input, *model.graph.output]}
     bindings, integers = [], []
     for i, iname in enumerate(inputs):
         path = os.path.join(data, f"input_{i}.pb")
@@ -106,9 +109,10 @@ def classify(name):
         if arr.dtype.type not in SUPPORTED_NPY:
             return name, op, "unsupported", f"input dtype {arr.dtype}"
         npy = os.path.join(work, f"in{i}.npy")
-        np.save(npy, arr)
+        bf16 = elem.get(iname) == BFLOAT16
+        np.save(npy, arr.view("V2") if bf16 else arr)
         bindings.append((iname, npy))
-        if np.issubdtype(arr.dtype, np.integer):
+        if np.issubdtype(arr.dtype, np.integer) and not bf16:
             integers.append(iname)
     plan = os.path.join(work, "model.fplan")
     command = [FUELC, "plan", os.path.join(d, "model.onnx"), *MACHINE, "-o", plan]
@@ -142,6 +146,8 @@ def classify(name):
         return name, op, "failed", r.stderr.strip()[:200]
     for i, out in enumerate(outs):
         want, got = read_tensor(os.path.join(data, f"output_{i}.pb")), np.load(out)
+        if elem.get(model.graph.output[i].name) == BFLOAT16:
+            got = got.view(np.uint16)  # Compared bit for bit.
         if got.shape != want.shape:
             return name, op, "failed", f"output {i}: shape {got.shape}, want {want.shape}"
         try:

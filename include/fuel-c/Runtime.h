@@ -35,7 +35,11 @@ enum {
   FUEL_DTYPE_I32 = 5,
   FUEL_DTYPE_I64 = 6,
   FUEL_DTYPE_U8 = 7,
-  FUEL_DTYPE_BOOL = 8
+  FUEL_DTYPE_BOOL = 8,
+  FUEL_DTYPE_I16 = 9,
+  FUEL_DTYPE_U16 = 10,
+  FUEL_DTYPE_U32 = 11,
+  FUEL_DTYPE_U64 = 12
 };
 
 typedef enum fuel_status_code {

@@ -28,7 +28,7 @@ public:
 
 private:
   bool isFloatIn() const { return isFloat(in); }
-  bool isUnsignedIn() const { return in == DType::U8; }
+  bool isUnsignedIn() const { return isUnsignedInteger(in); }
   std::string bin(const char *op, const std::string &a, const std::string &b) {
     return e.op(std::string(op) + " " + a + ", " + b, type);
   }
@@ -233,19 +233,22 @@ std::string ScalarWriter::binary(const std::string &a, const std::string &b) {
   }
 }
 
-/// a^b exactly, by squaring over the exponent's bits (wrapping as the
-/// multiplications do); a negative exponent truncates toward zero: 1 for a
-/// base of 1, +-1 for -1, 0 otherwise. The same on every target.
+/// a^b exactly, by square-and-multiply from the exponent's top bit down
+/// (wrapping as the multiplications do); a negative exponent truncates
+/// toward zero: 1 for a base of 1, +-1 for -1, 0 otherwise. The same on
+/// every target. Top bit first, so that every step depends on b: squaring
+/// the base itself would make a chain of uniform values (a scalar base such
+/// as 2^y) on which LLVM's loop vectorizer recurses exponentially.
 std::string ScalarWriter::integerPower(const std::string &a,
                                        const std::string &b) {
   unsigned bits = static_cast<unsigned>(std::stoi(type.substr(1)));
-  std::string result = c(1), base = a;
-  for (unsigned i = 0; i < bits; ++i) {
+  std::string result = c(1);
+  for (unsigned i = bits; i-- > 0;) {
+    if (i + 1 < bits)
+      result = bin("arith.muli", result, result);
     std::string bit = bin("arith.andi", bin("arith.shrui", b, c(i)), c(1));
     std::string set = cmp("ne", bit, c(0));
-    result = select(set, bin("arith.muli", result, base), result, type);
-    if (i + 1 < bits)
-      base = bin("arith.muli", base, base);
+    result = select(set, bin("arith.muli", result, a), result, type);
   }
   if (isUnsignedIn())
     return result;
@@ -258,7 +261,7 @@ std::string ScalarWriter::integerPower(const std::string &a,
 
 std::string ScalarWriter::cast(const std::string &x) {
   std::string from = computeType(in), to = computeType(out);
-  if (in == out || (from == to && in != DType::U8 && out != DType::U8))
+  if (in == out || (from == to && !isUnsignedInteger(in) && !isUnsignedInteger(out)))
     return x;
   if (out == DType::Bool)
     return cmp(isFloatIn() ? "une" : "ne", x, c(0));
@@ -266,7 +269,7 @@ std::string ScalarWriter::cast(const std::string &x) {
     return e.op(op + " " + x + " : " + from + " to " + to, "");
   };
   bool fromFloat = isFloat(in), toFloat = isFloat(out);
-  bool fromUnsigned = in == DType::U8 || in == DType::Bool;
+  bool fromUnsigned = isUnsignedInteger(in) || in == DType::Bool;
   if (fromFloat && toFloat)
     return conv(from == "f64" ? "arith.truncf" : "arith.extf");
   if (fromFloat) {
@@ -279,7 +282,7 @@ std::string ScalarWriter::cast(const std::string &x) {
     return conv(fromUnsigned ? "arith.uitofp" : "arith.sitofp");
   unsigned fromBits = std::stoi(from.substr(1)), toBits = std::stoi(to.substr(1));
   if (fromBits == toBits)
-    return x; // i8 <-> u8: the same bits.
+    return x; // Signed <-> unsigned of one width: the same bits.
   if (fromBits > toBits)
     return conv("arith.trunci");
   return conv(fromUnsigned ? "arith.extui" : "arith.extsi");

@@ -45,31 +45,44 @@ static std::vector<Extent> keptExtents(const std::vector<Extent> &shape,
   return out;
 }
 
-static double lowest(DType t) {
+double codegen::lowestValue(DType t) {
   switch (t) {
   case DType::I8:
     return -128;
+  case DType::I16:
+    return -32768;
   case DType::I32:
     return std::numeric_limits<int32_t>::min();
   case DType::I64:
     return -9.3e18; // Saturates to INT64_MIN.
   case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
     return 0;
   default:
     return -INFINITY;
   }
 }
 
-static double highest(DType t) {
+double codegen::highestValue(DType t) {
   switch (t) {
   case DType::I8:
     return 127;
+  case DType::I16:
+    return 32767;
   case DType::I32:
     return std::numeric_limits<int32_t>::max();
   case DType::I64:
     return 9.3e18;
   case DType::U8:
     return 255;
+  case DType::U16:
+    return 65535;
+  case DType::U32:
+    return 4294967295.0;
+  case DType::U64:
+    return -1; // All ones.
   default:
     return INFINITY;
   }
@@ -80,9 +93,9 @@ double codegen::reductionIdentity(OpKind kind, DType t) {
   case OpKind::ReduceProd:
     return 1;
   case OpKind::ReduceMax:
-    return lowest(t);
+    return lowestValue(t);
   case OpKind::ReduceMin:
-    return highest(t);
+    return highestValue(t);
   default:
     return 0;
   }
@@ -92,7 +105,7 @@ std::string codegen::combineReduction(KernelEmitter &e, OpKind kind, DType in,
                                       const std::string &acc,
                                       const std::string &v,
                                       const std::string &fastmath) {
-  bool fp = isFloat(in), u = in == DType::U8;
+  bool fp = isFloat(in), u = isUnsignedInteger(in);
   std::string ctype = computeType(in);
   auto bin = [&](const char *f, const char *i) {
     return e.op(std::string(fp ? f : i) + " " + acc + ", " + v +
@@ -115,7 +128,8 @@ std::string codegen::argBeats(KernelEmitter &e, DType in, bool isMax,
                              const std::string &v, const std::string &best) {
   std::string t = computeType(in);
   if (!isFloat(in)) {
-    const char *pred = in == DType::U8 ? (isMax ? "ugt" : "ult") : (isMax ? "sgt" : "slt");
+    const char *pred =
+        isUnsignedInteger(in) ? (isMax ? "ugt" : "ult") : (isMax ? "sgt" : "slt");
     return e.op(std::string("arith.cmpi ") + pred + ", " + v + ", " + best, t);
   }
   // Unordered-or-greater takes a NaN `v`; an ordered `best` keeps a NaN.
@@ -159,7 +173,7 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
     std::string best = e.scratch(outShape, ctype, bestType);
     bool isMax = kind == OpKind::ArgMax;
     e.fill(best, bestType, ctype,
-           scalarLiteral(isMax ? lowest(in) : highest(in), ctype));
+           scalarLiteral(isMax ? lowestValue(in) : highestValue(in), ctype));
     e.fill(e.argName(y), e.argType(y), "i64", "0");
     unsigned axis = 0;
     while (!reduced[axis])

@@ -122,11 +122,7 @@ static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
   bool isMax = graph.kind(node) == OpKind::MaxPool2D;
   bool includePad = graph.getBool(node, AttrName::CountIncludePad, false);
   DType dt = graph.dtype(x);
-  bool fp = isFloat(dt);
-  double lowest = !fp ? (dt == DType::U8 ? 0.0 : dt == DType::I8 ? -128.0
-                                              : dt == DType::I32 ? -2147483648.0
-                                                                 : -9.3e18)
-                      : -INFINITY;
+  double lowest = lowestValue(dt);
   Accumulator acc = beginAccumulation(e, y, isMax ? lowest : 0);
   std::string t = acc.elemType;
   // Domain: n, c, oh, ow, kh, kw.

@@ -24,9 +24,14 @@ std::string codegen::storageType(DType t) {
     return "bf16";
   case DType::F64:
     return "f64";
+  case DType::I16:
+  case DType::U16:
+    return "i16";
   case DType::I32:
+  case DType::U32:
     return "i32";
   case DType::I64:
+  case DType::U64:
     return "i64";
   default: // i8, u8, bool
     return "i8";

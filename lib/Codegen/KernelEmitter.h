@@ -165,6 +165,10 @@ LogicalResult emitMovement(KernelEmitter &e, NodeId node, std::string &error);
 /// it: `acc` combined with the next compute-typed element `v` (`fastmath`
 /// is appended to float ops).
 double reductionIdentity(OpKind kind, DType t);
+/// The lowest and highest values of `t` (floats: -inf and inf), as literals
+/// of its storage type take them (unsigned 64-bit: all ones, -1).
+double lowestValue(DType t);
+double highestValue(DType t);
 std::string combineReduction(KernelEmitter &e, OpKind kind, DType t,
                              const std::string &acc, const std::string &v,
                              const std::string &fastmath);

@@ -67,14 +67,29 @@ static bool encodeElement(DType dtype, const JsonNumber &n, std::string &out,
     error = "is out of range for " + std::string(dtypeName(dtype));
     return false;
   };
+  auto store = [&](int64_t lo, int64_t hi) {
+    if (!inRange(lo, hi))
+      return false;
+    size_t at = out.size();
+    out.resize(at + dtypeByteSize(dtype));
+    storeElement(dtype, static_cast<double>(v), out.data() + at);
+    return true;
+  };
   switch (dtype) {
   case DType::I8:
-    return inRange(INT8_MIN, INT8_MAX) && (append(static_cast<int8_t>(v)), true);
-  case DType::U8:
-    return inRange(0, UINT8_MAX) && (append(static_cast<uint8_t>(v)), true);
+    return store(INT8_MIN, INT8_MAX);
+  case DType::I16:
+    return store(INT16_MIN, INT16_MAX);
   case DType::I32:
-    return inRange(INT32_MIN, INT32_MAX) &&
-           (append(static_cast<int32_t>(v)), true);
+    return store(INT32_MIN, INT32_MAX);
+  case DType::U8:
+    return store(0, UINT8_MAX);
+  case DType::U16:
+    return store(0, UINT16_MAX);
+  case DType::U32:
+    return store(0, UINT32_MAX);
+  case DType::U64: // JSON integers are read as int64.
+    return inRange(0, INT64_MAX) && (append(v), true);
   default:
     append(v);
     return true;

@@ -152,21 +152,17 @@ void GraphJsonWriter::inlineData(DType dtype, std::string_view bytes) {
     case DType::BF16:
       real(bfloat16BitsToFloat(load(uint16_t())));
       break;
-    case DType::I8:
-      integer(load(int8_t()));
-      break;
-    case DType::U8:
-      integer(load(uint8_t()));
-      break;
-    case DType::I32:
-      integer(load(int32_t()));
-      break;
     case DType::I64:
       integer(load(int64_t()));
+      break;
+    case DType::U64:
+      out += std::to_string(load(uint64_t()));
       break;
     case DType::Bool:
       out += load(uint8_t()) ? "true" : "false";
       break;
+    default: // Integers of up to 32 bits, exact in a double.
+      integer(static_cast<int64_t>(loadElement(dtype, p)));
     }
   }
   out += ']';

@@ -241,6 +241,24 @@ bool acos(Importer &im) { // 2 atan(sqrt((1 - x) / (1 + x)))
   return k.finish(k.op(OpKind::Mul, {k.c(2), atanOf(k, k.op(OpKind::Sqrt, {ratio}))}));
 }
 
+/// x << y as x * 2^y and x >> y as x / 2^y (unsigned: both wrap and round
+/// down as shifts do), 0 where y >= the width.
+bool bitShift(Importer &im) {
+  Composer k(im);
+  if (!isUnsignedInteger(k.type))
+    return im.unsupported("BitShift is defined on unsigned integers");
+  std::string direction = im.attrString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return im.unsupported("direction must be LEFT or RIGHT, not '" + direction + "'");
+  ValueRef y = im.input(1);
+  ValueRef factor = k.op(OpKind::Pow, {k.c(2), y});
+  ValueRef shifted = direction == "LEFT"
+                         ? k.op(OpKind::Mul, {k.x, factor})
+                         : k.op(OpKind::Div, {k.x, k.op(OpKind::Max, {factor, k.c(1)})});
+  ValueRef tooFar = k.op(OpKind::Ge, {y, k.c(8.0 * dtypeByteSize(k.type))});
+  return k.finish(k.op(OpKind::Where, {tooFar, k.c(0), shifted}));
+}
+
 bool isNan(Importer &im) { // x != x
   Composer k(im);
   return k.floatInput() && k.finish(k.op(OpKind::Ne, {k.x, k.x}));
@@ -292,6 +310,7 @@ void onnximport::addActivationHandlers(HandlerTable &table) {
       {"Acosh", inverseHyperbolic},
       {"Atanh", atanh},
       {"Atan", atan},
+      {"BitShift", bitShift},
       {"Asin", asin},
       {"Acos", acos},
       {"IsNaN", isNan},

@@ -33,6 +33,14 @@ std::optional<DType> onnximport::dtypeOfOnnx(int64_t onnxType) {
     return DType::I32;
   case onnx::TensorProto::INT64:
     return DType::I64;
+  case onnx::TensorProto::INT16:
+    return DType::I16;
+  case onnx::TensorProto::UINT16:
+    return DType::U16;
+  case onnx::TensorProto::UINT32:
+    return DType::U32;
+  case onnx::TensorProto::UINT64:
+    return DType::U64;
   case onnx::TensorProto::BOOL:
     return DType::Bool;
   default:
@@ -98,8 +106,18 @@ bool onnximport::decodeTensor(const onnx::TensorProto &t, KnownTensor &out,
       break;
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16: // Bit patterns in int32_data.
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
       for (int32_t v : t.int32_data())
         append(out.bytes, static_cast<uint16_t>(v));
+      break;
+    case onnx::TensorProto::UINT32: // uint32 and uint64 in uint64_data.
+      for (uint64_t v : t.uint64_data())
+        append(out.bytes, static_cast<uint32_t>(v));
+      break;
+    case onnx::TensorProto::UINT64:
+      for (uint64_t v : t.uint64_data())
+        append(out.bytes, v);
       break;
     default: // int8, uint8, bool: one value per int32.
       for (int32_t v : t.int32_data())
@@ -115,46 +133,10 @@ bool onnximport::decodeTensor(const onnx::TensorProto &t, KnownTensor &out,
 }
 
 std::vector<double> KnownTensor::reals() const {
-  size_t width = dtypeByteSize(dtype), n = width ? bytes.size() / width : 0;
+  size_t width = dtypeByteSize(dtype), n = bytes.size() / width;
   std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const char *p = bytes.data() + i * width;
-    switch (dtype) {
-    case DType::F32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      out[i] = v;
-      break;
-    }
-    case DType::F64:
-      std::memcpy(&out[i], p, 8);
-      break;
-    case DType::F16:
-    case DType::BF16: {
-      uint16_t bits;
-      std::memcpy(&bits, p, 2);
-      out[i] = dtype == DType::F16 ? halfBitsToFloat(bits) : bfloat16BitsToFloat(bits);
-      break;
-    }
-    case DType::I32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      out[i] = v;
-      break;
-    }
-    case DType::I64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      out[i] = static_cast<double>(v);
-      break;
-    }
-    case DType::I8:
-      out[i] = static_cast<int8_t>(*p);
-      break;
-    default: // u8, bool
-      out[i] = static_cast<uint8_t>(*p);
-    }
-  }
+  for (size_t i = 0; i < n; ++i)
+    out[i] = loadElement(dtype, bytes.data() + i * width);
   return out;
 }
 

@@ -134,11 +134,13 @@ CapsuleRegistry CapsuleRegistry::builtin() {
   };
   // SPIR-V kernels use 32-bit indexing and have no bf16 (SPIR-V has no such
   // type); other dtypes need device features the runtime checks at load
-  // (8/16-bit storage, shaderInt8/Float16/Int64/Float64). PTX and x86 cover
-  // every dtype.
+  // (8/16-bit storage, shaderInt8/Float16/Int64/Float64). x86 covers every
+  // dtype, PTX all but the 16-bit and unsigned 32/64-bit integers (not yet
+  // run on a GPU), Vulkan the same less bf16.
   const Backend backends[] = {
-      {DeviceKind::CPU, "x86", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
-       false, true, {}, 0.6},
+      {DeviceKind::CPU, "x86",
+       maskOf({F32, F16, BF16, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool}), false, true,
+       {}, 0.6},
       {DeviceKind::CUDA, "ptx", maskOf({F32, F16, BF16, F64, I8, I32, I64, U8, Bool}),
        true, true, {}, 0.6},
       {DeviceKind::Vulkan, "spirv", maskOf({F32, F16, F64, I8, I32, I64, U8, Bool}), false, true,

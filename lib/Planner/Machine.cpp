@@ -151,8 +151,8 @@ bool MachineJsonParser::parseDevice(DeviceSpec &device) {
         std::optional<DType> dtype = parseDType(dtypeName);
         if (!dtype) {
           alive = unknownMember(at, dtypeName, "peak_flops",
-                                "dtype names: f32, f16, bf16, f64, i8, i32, "
-                                "i64, u8, bool");
+                                "dtype names: f32, f16, bf16, f64, i8, i16, "
+                                "i32, i64, u8, u16, u32, u64, bool");
           continue;
         }
         auto d = scope(fuel::dtypeName(*dtype));

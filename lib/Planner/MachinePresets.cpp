@@ -25,7 +25,8 @@ struct Preset {
 static constexpr std::string_view kHostCpu =
     R"json({"id": "cpu:0", "name": "host CPU (2 cores, AVX-512)", "target": "x86-64-v4",
       "peak_flops": {"f32": 4.3e11, "f64": 2.15e11, "f16": 4.3e11, "bf16": 4.3e11,
-                     "i8": 8.6e11, "i32": 4.3e11, "i64": 2.15e11, "u8": 8.6e11, "bool": 8.6e11},
+                     "i8": 8.6e11, "i16": 8.6e11, "i32": 4.3e11, "i64": 2.15e11, "u8": 8.6e11,
+                     "u16": 8.6e11, "u32": 4.3e11, "u64": 2.15e11, "bool": 8.6e11},
       "memory_bandwidth": 5.7e10, "memory_capacity": 25769803776, "launch_overhead": 2e-6})json";
 
 static const std::vector<Preset> &presets() {

@@ -76,7 +76,9 @@ HostTensor Interpreter::unary(NodeId node) {
   bool tanhGelu = approx && graph.stringAttr(*approx) == "tanh";
   if (kind == OpKind::Not && isInteger(in.dtype)) { // Bitwise: ~v in the dtype.
     for (size_t i = 0; i < in.values.size(); ++i)
-      out.values[i] = in.dtype == DType::U8 ? 255 - in.values[i] : -in.values[i] - 1;
+      out.values[i] = isUnsignedInteger(in.dtype)
+                          ? std::ldexp(1.0, 8 * int(dtypeByteSize(in.dtype))) - 1 - in.values[i]
+                          : -in.values[i] - 1;
     return out;
   }
   for (size_t i = 0; i < in.values.size(); ++i)

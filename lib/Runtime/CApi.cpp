@@ -66,7 +66,9 @@ static_assert(FUEL_DTYPE_F32 == int(DType::F32) && FUEL_DTYPE_F16 == int(DType::
               FUEL_DTYPE_BF16 == int(DType::BF16) && FUEL_DTYPE_F64 == int(DType::F64) &&
               FUEL_DTYPE_I8 == int(DType::I8) && FUEL_DTYPE_I32 == int(DType::I32) &&
               FUEL_DTYPE_I64 == int(DType::I64) && FUEL_DTYPE_U8 == int(DType::U8) &&
-              FUEL_DTYPE_BOOL == int(DType::Bool) && kNumDTypes == 9);
+              FUEL_DTYPE_BOOL == int(DType::Bool) && FUEL_DTYPE_I16 == int(DType::I16) &&
+              FUEL_DTYPE_U16 == int(DType::U16) && FUEL_DTYPE_U32 == int(DType::U32) &&
+              FUEL_DTYPE_U64 == int(DType::U64) && kNumDTypes == 13);
 
 static bool isDType(int value) { return value >= 0 && unsigned(value) < kNumDTypes; }
 

@@ -14,7 +14,11 @@ struct DescrEntry {
 constexpr DescrEntry kDescrs[] = {
     {"<f4", DType::F32}, {"<f2", DType::F16}, {"<f8", DType::F64},
     {"|i1", DType::I8},  {"<i4", DType::I32}, {"<i8", DType::I64},
-    {"|u1", DType::U8},  {"|b1", DType::Bool}};
+    {"|u1", DType::U8},  {"|b1", DType::Bool}, {"<i2", DType::I16},
+    {"<u2", DType::U16}, {"<u4", DType::U32}, {"<u8", DType::U64},
+    // bf16: numpy has no such type; raw 2-byte records (numpy's view as
+    // dtype 'V2'), as fuel writes them.
+    {"|V2", DType::BF16}};
 } // namespace
 
 std::string fuel::formatExtents(const std::vector<int64_t> &shape) {
@@ -147,8 +151,6 @@ std::string fuel::writeNpy(DType dtype, const std::vector<int64_t> &shape,
   for (const DescrEntry &e : kDescrs)
     if (e.dtype == dtype)
       descr = e.descr;
-  if (descr.empty())
-    descr = "|V2"; // bf16: numpy has no such type; raw 2-byte records.
   std::string dims;
   for (int64_t d : shape)
     dims += std::to_string(d) + ", ";

@@ -57,6 +57,10 @@ py::dtype numpyDType(fuel_dtype dtype) {
   case FUEL_DTYPE_I64: return py::dtype::of<int64_t>();
   case FUEL_DTYPE_U8: return py::dtype::of<uint8_t>();
   case FUEL_DTYPE_BOOL: return py::dtype::of<bool>();
+  case FUEL_DTYPE_I16: return py::dtype::of<int16_t>();
+  case FUEL_DTYPE_U16: return py::dtype::of<uint16_t>();
+  case FUEL_DTYPE_U32: return py::dtype::of<uint32_t>();
+  case FUEL_DTYPE_U64: return py::dtype::of<uint64_t>();
   }
   throw FuelError("unknown dtype value " + std::to_string(int(dtype)));
 }
@@ -64,12 +68,13 @@ py::dtype numpyDType(fuel_dtype dtype) {
 /// The fuel dtype an array of `dtype` passes as, given what the plan wants
 /// (uint16 passes as bf16 only where bf16 is wanted).
 fuel_dtype fuelDType(const py::dtype &dtype, fuel_dtype wanted) {
-  for (fuel_dtype d : {FUEL_DTYPE_F32, FUEL_DTYPE_F16, FUEL_DTYPE_F64, FUEL_DTYPE_I8,
-                       FUEL_DTYPE_I32, FUEL_DTYPE_I64, FUEL_DTYPE_U8, FUEL_DTYPE_BOOL})
-    if (dtype.equal(numpyDType(d)))
-      return d;
   if (wanted == FUEL_DTYPE_BF16 && dtype.equal(numpyDType(FUEL_DTYPE_BF16)))
     return FUEL_DTYPE_BF16;
+  for (fuel_dtype d : {FUEL_DTYPE_F32, FUEL_DTYPE_F16, FUEL_DTYPE_F64, FUEL_DTYPE_I8,
+                       FUEL_DTYPE_I16, FUEL_DTYPE_I32, FUEL_DTYPE_I64, FUEL_DTYPE_U8,
+                       FUEL_DTYPE_U16, FUEL_DTYPE_U32, FUEL_DTYPE_U64, FUEL_DTYPE_BOOL})
+    if (dtype.equal(numpyDType(d)))
+      return d;
   throw FuelError("numpy dtype " + py::cast<std::string>(py::str(py::handle(dtype))) +
                   " is not one of fuel's element types");
 }

@@ -20,6 +20,9 @@ os.makedirs(WORK, exist_ok=True)
 rng = np.random.default_rng(11)
 passed, failed = 0, 0
 F = TensorProto.FLOAT
+ELEM = {np.float32: F, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
+        np.uint8: TensorProto.UINT8, np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16,
+        np.uint32: TensorProto.UINT32, np.uint64: TensorProto.UINT64}
 
 
 def rand(*shape, low=-2.0, high=2.0):
@@ -37,8 +40,7 @@ def case(name, nodes, inputs, expected, initializers=(), opset=13, out_type=F,
     for iname, arr, declared in inputs:
         path = os.path.join(d, iname + ".npy")
         np.save(path, arr)
-        elem = {np.float32: F, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
-                np.uint8: TensorProto.UINT8}[arr.dtype.type]
+        elem = ELEM[arr.dtype.type]
         graph_inputs.append(helper.make_tensor_value_info(
             iname, elem, declared if declared is not None else list(arr.shape)))
         args += ["--input", f"{iname}={path}"]
@@ -296,6 +298,38 @@ for dt, elem in ((np.int32, TensorProto.INT32), (np.uint8, TensorProto.UINT8)):
              [("a", ia, None), ("b", ib, None)], [fn(ia, ib)], opset=18, out_type=elem)
     case(f"BitwiseNot_opset18_{np.dtype(dt).name}", [n("BitwiseNot", ["a"], ["y0"])],
          [("a", ia, None)], [np.invert(ia)], opset=18, out_type=elem)
+# The 16-bit and unsigned 32/64-bit integers (run-time inputs, exact), the
+# shifts past the width included; integer powers of a scalar base (2^y: its
+# squarings once made LLVM's vectorizer recurse exponentially).
+for dt in (np.int16, np.uint16, np.uint32, np.uint64):
+    info = np.iinfo(dt)
+    ia = rng.integers(info.min, info.max, size=(3, 4), endpoint=True, dtype=dt)
+    ib = rng.integers(max(info.min, -1000), 1000, size=(4,), endpoint=True, dtype=dt)
+    ib[ib == 0] = 7
+    name = np.dtype(dt).name
+    for op, fn in (("Max", np.maximum), ("Min", np.minimum), ("Mod", np.mod)):
+        case(f"{op}_{name}", [n(op, ["a", "b"], ["y0"])], [("a", ia, None), ("b", ib, None)],
+             [fn(ia, ib)], out_type=ELEM[dt])
+    exponent = rng.integers(0, 8, size=(3, 4), dtype=dt)
+    case(f"Pow_scalar_base_{name}", [n("Pow", ["a", "b"], ["y0"])],
+         [("a", np.array(3, dtype=dt), None), ("b", exponent, None)],
+         [np.power(dt(3), exponent).astype(dt)], out_type=ELEM[dt])
+    if info.min == 0:
+        bits = 8 * np.dtype(dt).itemsize
+        shift = rng.integers(0, bits + 4, size=(3, 4), dtype=dt)
+        for direction in ("LEFT", "RIGHT"):
+            with np.errstate(over="ignore"):
+                want = np.where(shift >= bits, dt(0), np.left_shift(ia, shift % bits)
+                                if direction == "LEFT" else np.right_shift(ia, shift % bits))
+            case(f"BitShift_{direction}_{name}", [n("BitShift", ["a", "b"], ["y0"],
+                                                    direction=direction)],
+                 [("a", ia, None), ("b", shift, None)], [want.astype(dt)], opset=11,
+                 out_type=ELEM[dt])
+unit = np.concatenate([rng.uniform(-1, 1, size=10), [-1, 1, 0, 0.5, -0.999]]).astype(np.float32)
+for op, fn in (("Asin", np.arcsin), ("Acos", np.arccos), ("Atan", np.arctan)):
+    values = unit if op != "Atan" else (unit * 50).astype(np.float32)
+    case(op, [n(op, ["a"], ["y0"])], [("a", values, None)],
+         [fn(values.astype(np.float64)).astype(np.float32)], tolerance=(1e-6, 1e-6))
 row6 = rand(6)
 case("MatMul_Add_Softmax_opset21", [n("MatMul", ["a", "m"], ["mm"]), n("Add", ["mm", "c"], ["s"]),
                                     n("Softmax", ["s"], ["y0"], axis=-1)],
