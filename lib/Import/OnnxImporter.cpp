@@ -364,16 +364,28 @@ bool Importer::declareInput(const onnx::ValueInfoProto &info) {
 }
 
 std::optional<Graph> Importer::run() {
-  for (const onnx::OperatorSetIdProto &o : model.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx")
+  bool defaultDomain = false;
+  for (const onnx::OperatorSetIdProto &o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") {
       opset = o.version();
+      defaultDomain = true;
+    } else if (o.domain() == kTrainingDomain) {
+      trainingOpset = o.version();
+    }
+  }
   SourceLocation fileLoc;
   fileLoc.file = fileName;
   // Opsets before 11 are checked per op (importOp): many ops kept their
-  // meaning since.
-  if (opset < 1 || opset > kMaxOnnxOpset) {
+  // meaning since. A model of optimizer ops alone may import no default
+  // domain.
+  if ((defaultDomain || !trainingOpset) && (opset < 1 || opset > kMaxOnnxOpset)) {
     diag.error(fileLoc, "the model uses ONNX opset " + std::to_string(opset) +
                             "; fuelc imports opsets up to " + std::to_string(kMaxOnnxOpset));
+    return std::nullopt;
+  }
+  if (trainingOpset > 1) {
+    diag.error(fileLoc, "the model uses " + std::string(kTrainingDomain) + " version " +
+                            std::to_string(trainingOpset) + "; fuelc imports version 1");
     return std::nullopt;
   }
   const onnx::GraphProto &g = model.graph();
@@ -411,8 +423,12 @@ std::optional<Graph> Importer::run() {
       ++errors;
   for (const onnx::NodeProto &n : g.node()) {
     node = &n;
-    if (n.domain() != "" && n.domain() != "ai.onnx") {
-      unsupported("operators of domain '" + n.domain() + "' are not supported");
+    bool known = n.domain() == kTrainingDomain ? trainingOpset > 0
+                                               : (n.domain() == "" || n.domain() == "ai.onnx") &&
+                                                     defaultDomain;
+    if (!known) {
+      unsupported("operators of domain '" + n.domain() +
+                  "' are not supported (or the model imports no opset of it)");
     } else {
       bool inputsReady = true;
       for (const std::string &in : n.input())

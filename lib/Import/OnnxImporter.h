@@ -49,6 +49,8 @@ struct SymbolicInts {
 /// The newest default-domain opset the handlers know the signatures of
 /// (OnnxOps.cpp reads the ones that changed since 11).
 inline constexpr int64_t kMaxOnnxOpset = 21;
+/// The domain of ONNX's optimizer ops (Adagrad, Adam, Momentum), version 1.
+inline constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
 
 class Importer {
 public:
@@ -59,7 +61,8 @@ public:
 
   //===--- For the op handlers -------------------------------------------===//
   Graph graph;
-  int64_t opset = 0;
+  int64_t opset = 0;         // Of the default domain; 0 when not imported.
+  int64_t trainingOpset = 0; // Of kTrainingDomain; 0 when not imported.
 
   const onnx::NodeProto &current() const { return *node; }
   size_t numInputs() const;              // Present (non-empty) inputs count.

@@ -7,7 +7,8 @@
 // OnnxConvTranspose.cpp: ConvTranspose; OnnxEinsum.cpp: Einsum;
 // OnnxWindowed.cpp: convolution and pooling; OnnxQuantize.cpp: the linear
 // quantization ops; OnnxNormalizations.cpp: the normalizations;
-// OnnxRecurrent.cpp: RNN, GRU, LSTM). They share the helpers here and the
+// OnnxRecurrent.cpp: RNN, GRU, LSTM; OnnxOptimizers.cpp: the training
+// domain's optimizer steps). They share the helpers here and the
 // Composer, which builds one ONNX op from several IR ops.
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +39,8 @@ void addWindowedHandlers(HandlerTable &table);
 void addQuantizeHandlers(HandlerTable &table);
 void addNormalizationHandlers(HandlerTable &table);
 void addRecurrentHandlers(HandlerTable &table);
+/// Registers the optimizers under "ai.onnx.preview.training.<op>".
+void addOptimizerHandlers(HandlerTable &table);
 
 /// `kind` over `operands`, bound to the node's output 0.
 bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,

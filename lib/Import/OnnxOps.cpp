@@ -467,12 +467,20 @@ bool identity(Importer &im) {
   return true;
 }
 
-/// Inference only (training mode drops values at random): the output is
-/// the input, the mask (when read) all true.
+/// Inference, or training with a ratio of 0 (a positive ratio drops values
+/// at random): the output is the input, the mask (when read) all true.
 bool dropout(Importer &im) {
-  const KnownTensor *training = im.constantInput(2);
-  if (im.hasInput(2) && (!training || training->ints().at(0) != 0))
-    return im.unsupported("training mode (random dropout) is not supported");
+  if (im.hasInput(2)) {
+    const KnownTensor *training = constInts(im, 2, "training_mode");
+    if (!training)
+      return false;
+    const KnownTensor *ratio =
+        training->ints().at(0) != 0 && im.hasInput(1) ? constInts(im, 1, "the ratio") : nullptr;
+    if (training->ints().at(0) != 0 && (!ratio || ratio->reals().at(0) != 0))
+      return ratio || !im.hasInput(1) ? im.unsupported("training mode with a ratio above 0 "
+                                                       "(random dropout) is not supported")
+                                      : false;
+  }
   im.bind(0, im.input(0));
   if (!im.outputUsed(1))
     return true;
@@ -680,6 +688,7 @@ const HandlerTable &handlers() {
     addQuantizeHandlers(t);
     addNormalizationHandlers(t);
     addRecurrentHandlers(t);
+    addOptimizerHandlers(t);
     return t;
   }();
   return table;
@@ -738,10 +747,11 @@ int64_t firstOpset(const std::string &opType) {
 bool onnximport::importOp(Importer &im) {
   const HandlerTable &table = handlers();
   const std::string &opType = im.current().op_type();
-  auto it = table.find(opType);
+  bool training = im.current().domain() == kTrainingDomain;
+  auto it = table.find(training ? std::string(kTrainingDomain) + "." + opType : opType);
   if (it == table.end())
     return im.unsupported("op type '" + opType + "' has no fuelc equivalent yet");
-  if (int64_t first = firstOpset(opType); im.opset < first)
+  if (int64_t first = firstOpset(opType); !training && im.opset < first)
     return im.unsupported("fuelc imports " + opType + " from opset " +
                           std::to_string(first) + " (it meant something else before)");
   for (size_t i = 0; i < requiredInputs(opType); ++i)
