@@ -8,7 +8,7 @@
 // OnnxWindowed.cpp: convolution and pooling; OnnxQuantize.cpp: the linear
 // quantization ops; OnnxNormalizations.cpp: the normalizations;
 // OnnxRecurrent.cpp: RNN, GRU, LSTM; OnnxOptimizers.cpp: the training
-// domain's optimizer steps). They share the helpers here and the
+// domain's optimizer steps; OnnxScatter.cpp: scatters and GatherND). They share the helpers here and the
 // Composer, which builds one ONNX op from several IR ops.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +39,7 @@ void addWindowedHandlers(HandlerTable &table);
 void addQuantizeHandlers(HandlerTable &table);
 void addNormalizationHandlers(HandlerTable &table);
 void addRecurrentHandlers(HandlerTable &table);
+void addScatterHandlers(HandlerTable &table);
 /// Registers the optimizers under "ai.onnx.preview.training.<op>".
 void addOptimizerHandlers(HandlerTable &table);
 

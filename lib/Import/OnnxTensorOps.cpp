@@ -9,7 +9,8 @@
 // - OneHot: the indices compared with the positions along the new axis;
 // - Tile: the input concatenated with itself along each repeated axis;
 // - EyeLike and the Hann, Hamming and Blackman windows: constants;
-// - DepthToSpace / SpaceToDepth: reshapes around a transpose.
+// - DepthToSpace / SpaceToDepth: reshapes around a transpose;
+// - TopK: ranks by pairwise comparison, then one-hot selection.
 // The first two cost O(extent) per element along the axis, fine for the
 // class and sequence extents exporters use them with.
 //
@@ -225,6 +226,59 @@ bool window(Importer &im, std::vector<double> coefficients) {
   return true;
 }
 
+/// TopK by ranks: along the axis (moved last), element i's rank is the
+/// count of elements that come before it (larger, or equal at a smaller
+/// index; smaller for largest=0), and output r gathers the element of rank
+/// r by a one-hot mask. O(n^2) per row: the extents of classes and boxes.
+bool topK(Importer &im) {
+  const KnownTensor *kInput = constInts(im, 1, "K");
+  if (!kInput)
+    return false;
+  ShapeRef shape = im.graph.shape(im.input(0));
+  size_t rank = shape.size();
+  std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", -1), rank);
+  if (!axis || !shape[*axis].isStatic())
+    return im.unsupported("the axis must be in range with a static extent");
+  int64_t n = shape[*axis].size(), count = kInput->ints().at(0);
+  if (count < 0 || count > n)
+    return im.unsupported("K = " + std::to_string(count) + " is outside [0, " +
+                          std::to_string(n) + "]");
+  bool largest = im.attrInt("largest", 1) != 0;
+  Composer k(im);
+  std::vector<int64_t> perm = axisLast(rank, *axis);
+  auto unsqueeze = [&](ValueRef v, int64_t at) {
+    return k.op(OpKind::Unsqueeze, {v},
+                [&](Graph &g) { g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{at}); });
+  };
+  auto sum = [&](ValueRef v, int64_t at) {
+    return k.op(OpKind::ReduceSum, {v}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{at});
+      g.addBoolAttr(AttrName::KeepDims, false);
+    });
+  };
+  ValueRef x = k.op(OpKind::Transpose, {k.x}, [&](Graph &g) { g.addIntsAttr(AttrName::Perm, perm); });
+  ValueRef self = unsqueeze(x, -1), other = unsqueeze(x, -2); // [..., n, 1], [..., 1, n]
+  KnownTensor earlier{DType::Bool, {n, n}, {}}; // other's index j < self's index i
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      earlier.bytes += static_cast<char>(j < i);
+  ValueRef ahead = k.op(OpKind::Or, {k.op(largest ? OpKind::Gt : OpKind::Lt, {other, self}),
+                                     k.op(OpKind::And, {k.op(OpKind::Eq, {other, self}),
+                                                        k.constant(earlier)})});
+  ValueRef ranks = sum(k.cast(ahead, DType::I64), -1);                   // [..., n]
+  ValueRef chosen = k.op(OpKind::Eq, {unsqueeze(ranks, -1),              // [..., n, K]
+                                      k.constant(positions(count, 0, DType::I64))});
+  ValueRef values = sum(k.op(OpKind::Where, {chosen, self, k.c(0)}), -2);
+  ValueRef indices = sum(k.op(OpKind::Where, {chosen, k.constant(positions(n, 1, DType::I64)),
+                                              k.c(0, DType::I64)}),
+                         -2);
+  auto back = [&](ValueRef v) {
+    return k.op(OpKind::Transpose, {v},
+                [&](Graph &g) { g.addIntsAttr(AttrName::Perm, inverse(perm)); });
+  };
+  return k.finish(back(values), 0) && (!im.outputUsed(1) || k.finish(back(indices), 1));
+}
+
 /// DepthToSpace and SpaceToDepth: a reshape exposing the block axes, a
 /// transpose moving them, and a reshape merging them.
 bool rearrangeBlocks(Importer &im, bool toSpace) {
@@ -275,6 +329,7 @@ void onnximport::addTensorHandlers(HandlerTable &table) {
                 {"Tile", tile},
                 {"OneHot", oneHot},
                 {"EyeLike", eyeLike},
+                {"TopK", topK},
                 {"DepthToSpace", [](Importer &im) { return rearrangeBlocks(im, true); }},
                 {"SpaceToDepth", [](Importer &im) { return rearrangeBlocks(im, false); }},
                 {"HannWindow", [](Importer &im) { return window(im, {0.5, -0.5}); }},
