@@ -280,8 +280,11 @@ bool Importer::unsupported(const std::string &why) {
   loc.file = fileName;
   loc.node = node->output_size() ? node->output(0) : node->name();
   std::string label = node->name().empty() ? loc.node : node->name();
-  diag.error(std::move(loc), "ONNX node '" + label + "' (" + node->op_type() +
-                                 ", opset " + std::to_string(opset) + "): " + why);
+  std::string version = node->domain() == kTrainingDomain
+                            ? std::string(kTrainingDomain) + " " + std::to_string(trainingOpset)
+                            : "opset " + std::to_string(opset);
+  diag.error(std::move(loc),
+             "ONNX node '" + label + "' (" + node->op_type() + ", " + version + "): " + why);
   ++errors;
   return false;
 }

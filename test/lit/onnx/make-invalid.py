@@ -15,12 +15,12 @@ Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
 S = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
 
 
-def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,)):
+def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,), domains=()):
     graph = helper.make_graph(nodes, name, list(inputs),
                               [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
                                for o in outputs], list(inits))
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
-              os.path.join(out, name + ".onnx"))
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in domains]
+    onnx.save(helper.make_model(graph, opset_imports=opsets), os.path.join(out, name + ".onnx"))
 
 
 n = helper.make_node
@@ -62,6 +62,35 @@ save("composed", [n("Resize", ["x", "", "scales"], ["r"], mode="area"),
             numpy_helper.from_array(np.ones((2, 1, 3), np.float32), "wt"),
             numpy_helper.from_array(np.array([1, 1, 1e30, 1], np.float32), "huge")],
      outputs=("y", "g", "o", "h"))
+# The composed families' refusals, each reported in one run: an LSTM over a
+# symbolic sequence (it is unrolled), a quantized type fuelc lacks, a
+# BitShift on signed integers, TopK's K beyond the axis, reverse sequences
+# shorter than the sequence, a scatter reduction ONNX does not define, an
+# optimizer step count that is not a constant.
+T = helper.make_tensor_value_info("seq", TensorProto.FLOAT, ["T", 2, 3])
+I = helper.make_tensor_value_info("ints", TensorProto.INT32, [4])
+save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
+                  n("QuantizeLinear", ["x", "scale", "zp16"], ["q"]),
+                  n("BitShift", ["ints", "ints"], ["b"], direction="LEFT"),
+                  n("TopK", ["x", "k"], ["t", "ti"]),
+                  n("RNN", ["x3", "rw", "rr", "", "lens"], ["rn"], hidden_size=2,
+                    direction="reverse"),
+                  n("ScatterElements", ["x", "sidx", "x"], ["s"], reduction="avg"),
+                  n("Momentum", ["scale", "step", "x", "x", "x"], ["m", "mv"],
+                    domain="ai.onnx.preview.training")],
+     inputs=(X, T, I, helper.make_tensor_value_info("step", TensorProto.INT64, [])),
+     inits=[numpy_helper.from_array(np.ones((1, 8, 3), np.float32), "w"),
+            numpy_helper.from_array(np.ones((1, 8, 2), np.float32), "r"),
+            numpy_helper.from_array(np.float32(0.1), "scale"),
+            numpy_helper.from_array(np.int16(0), "zp16"),
+            numpy_helper.from_array(np.array([9], np.int64), "k"),
+            numpy_helper.from_array(np.ones((3, 2, 3), np.float32), "x3"),
+            numpy_helper.from_array(np.ones((1, 2, 3), np.float32), "rw"),
+            numpy_helper.from_array(np.ones((1, 2, 2), np.float32), "rr"),
+            numpy_helper.from_array(np.array([3, 1], np.int32), "lens"),
+            numpy_helper.from_array(np.zeros((1, 2, 4, 4), np.int64), "sidx")],
+     outputs=("l", "q", "b", "t", "rn", "s", "m"), opset=18,
+     domains=("ai.onnx.preview.training",))
 # Einsum equations fuelc refuses, each reported in one run.
 save("einsum", [n("Einsum", ["x"], ["d"], equation="ii->i"),
                 n("Einsum", ["x"], ["l"], equation="i1->i"),
