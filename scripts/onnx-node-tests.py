@@ -17,7 +17,8 @@ integers and bool exact). Every case is:
   passed       the outputs match;
   failed       imported and planned, but wrong numbers or a refused run;
   unsupported  fuelc's import explains what it cannot take (exit 1);
-  crashed      any other exit (a signal, an internal error): must be zero.
+  crashed      any other exit (a signal, an internal error) or a command
+               running past 300 s (a hang): must be zero.
 Prints a per-op table (the op of the model's first node). With --table the
 table goes to FILE as Markdown; --pass-list writes the passing case names;
 --check-pass-list fails (exit 1) if a case listed there no longer passes.
@@ -71,6 +72,7 @@ if not os.path.isdir(cases_dir):
 SUPPORTED_NPY = {np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64,
                  np.uint8, np.uint16, np.uint32, np.uint64, np.bool_}
 BFLOAT16 = onnx.TensorProto.BFLOAT16  # numpy_helper gives its bits as uint16.
+CASE_TIMEOUT = 300  # Seconds per command; a case takes a few.
 
 
 def read_tensor(path):
@@ -85,6 +87,13 @@ def run_case(name):
     except (ValueError, TypeError, onnx.onnx_cpp2py_export.checker.ValidationError) as e:
         # Test data that is not a plain tensor (sequences, optionals, maps).
         return name, "?", "unsupported", f"test data: {e}"
+    except subprocess.TimeoutExpired as e:  # A hang is a crash, with its command.
+        return name, "?", "crashed", f"{os.path.basename(e.cmd[0])} ran past {e.timeout} s"
+
+
+def run(command):
+    """Runs a fuelc or fuel-run command, killed past CASE_TIMEOUT seconds."""
+    return subprocess.run(command, capture_output=True, text=True, timeout=CASE_TIMEOUT)
 
 
 def classify(name):
@@ -116,7 +125,7 @@ def classify(name):
             integers.append(iname)
     plan = os.path.join(work, "model.fplan")
     command = [FUELC, "plan", os.path.join(d, "model.onnx"), *MACHINE, "-o", plan]
-    r = subprocess.run(command, capture_output=True, text=True)
+    r = run(command)
     frozen = []
     # The integer inputs (shapes, axes, pads, which a model would hold as
     # initializers) and those the import names as needed constants, until
@@ -127,17 +136,15 @@ def classify(name):
         if wanted == set(frozen):
             break
         frozen = [b[0] for b in bindings if b[0] in wanted]
-        r = subprocess.run(command + [a for b in bindings if b[0] in frozen
-                                      for a in ("--freeze", f"{b[0]}={b[1]}")],
-                           capture_output=True, text=True)
+        r = run(command + [a for b in bindings if b[0] in frozen
+                           for a in ("--freeze", f"{b[0]}={b[1]}")])
     bindings = [a for b in bindings if b[0] not in frozen for a in ("--input", f"{b[0]}={b[1]}")]
     if r.returncode == 1:
         return name, op, "unsupported", r.stderr.strip().splitlines()[0] if r.stderr else ""
     if r.returncode != 0:
         return name, op, "crashed", f"fuelc exit {r.returncode}: {r.stderr.strip()[:200]}"
     outs = [os.path.join(work, f"out{i}.npy") for i in range(len(model.graph.output))]
-    r = subprocess.run([FUEL_RUN, "-q", plan, *bindings, *[a for o in outs for a in ("--output", o)]],
-                       capture_output=True, text=True)
+    r = run([FUEL_RUN, "-q", plan, *bindings, *[a for o in outs for a in ("--output", o)]])
     if r.returncode not in (0, 1, 2):
         return name, op, "crashed", f"fuel-run exit {r.returncode}: {r.stderr.strip()[:200]}"
     if r.returncode != 0:
