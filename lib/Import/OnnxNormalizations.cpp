@@ -93,6 +93,8 @@ bool batchNorm(Importer &im) {
   DType t = im.graph.dtype(im.input(0));
   size_t rank = im.graph.shape(im.input(0)).size();
   std::vector<double> s = scale->reals(), b = bias->reals(), m = mean->reals(), v = var->reals();
+  if (b.size() != s.size() || m.size() != s.size() || v.size() != s.size())
+    return im.unsupported("scale, B, mean and var must have one value per channel");
   // y = x * k + (b - m * k), k = s / sqrt(v + eps), per channel (axis 1).
   KnownTensor k{t, {static_cast<int64_t>(s.size())}, {}}, c = k;
   std::vector<int64_t> channelShape{static_cast<int64_t>(s.size())};
@@ -100,7 +102,7 @@ bool batchNorm(Importer &im) {
     channelShape.push_back(1);
   k.shape = c.shape = channelShape;
   for (size_t i = 0; i < s.size(); ++i) {
-    double ki = s[i] / std::sqrt(v.at(i) + eps), ci = b.at(i) - m.at(i) * ki;
+    double ki = s[i] / std::sqrt(v[i] + eps), ci = b[i] - m[i] * ki;
     k.bytes += scalar(ki, t).bytes;
     c.bytes += scalar(ci, t).bytes;
   }
@@ -243,8 +245,8 @@ bool lrn(Importer &im) {
     return false;
   ShapeRef shape = im.graph.shape(k.x);
   int64_t size = im.attrInt("size", 0);
-  if (shape.size() < 3 || !shape[1].isStatic() || size < 1)
-    return im.unsupported("the input must be N x C x D1 x ... with a static C, size >= 1");
+  if (shape.size() < 3 || !shape[1].isStatic() || size < 1 || size > 1024)
+    return im.unsupported("the input must be N x C x D1 x ... with a static C, size in [1, 1024]");
   size_t rank = shape.size();
   int64_t channels = shape[1].size(), before = (size - 1) / 2, after = size - 1 - before;
   double alpha = im.attrFloat("alpha", 1e-4f), beta = im.attrFloat("beta", 0.75f),

@@ -66,6 +66,19 @@ const KnownTensor *onnximport::constInts(Importer &im, size_t i, const char *wha
   return t;
 }
 
+std::optional<double> onnximport::constScalar(Importer &im, size_t i, const char *what) {
+  const KnownTensor *t = constInts(im, i, what);
+  if (!t)
+    return std::nullopt;
+  std::vector<double> values = t->reals();
+  if (values.size() != 1) {
+    im.unsupported(std::string(what) + " (input " + std::to_string(i) + ") must hold one value, " +
+                   "not " + std::to_string(values.size()));
+    return std::nullopt;
+  }
+  return values[0];
+}
+
 std::optional<std::vector<int64_t>> onnximport::axesOf(Importer &im, size_t inputIndex) {
   if (im.attr("axes"))
     return im.attrInts("axes");

@@ -56,6 +56,9 @@ KnownTensor positions(int64_t n, size_t trailing, DType dtype);
 /// A constant input (a shape, axes, pads, scales); reports when it is not,
 /// naming the input.
 const KnownTensor *constInts(Importer &im, size_t i, const char *what);
+/// The one value of constant input `i` (a scalar or a 1-element tensor);
+/// reports, naming it as `what`, when it is not constant or not one value.
+std::optional<double> constScalar(Importer &im, size_t i, const char *what);
 /// Axes from the `axes` attribute (older opsets) or input `inputIndex`.
 std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex);
 

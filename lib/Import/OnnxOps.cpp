@@ -292,10 +292,10 @@ bool pad(Importer &im) {
   }
   double value = 0;
   if (im.hasInput(2)) {
-    const KnownTensor *v = constInts(im, 2, "the constant value");
+    std::optional<double> v = constScalar(im, 2, "the constant value");
     if (!v)
       return false;
-    value = v->reals().at(0);
+    value = *v;
   }
   for (int64_t v : p)
     if (v < 0)
@@ -412,9 +412,14 @@ bool clip(Importer &im) {
       y = k.op(OpKind::Min, {y, im.input(2)});
     return k.finish(y);
   }
-  for (size_t i : {1, 2})
-    if (im.hasInput(i))
-      (i == 1 ? lo : hi) = im.constantInput(i)->reals().at(0);
+  for (size_t i : {1, 2}) {
+    if (!im.hasInput(i))
+      continue;
+    std::optional<double> bound = constScalar(im, i, i == 1 ? "min" : "max");
+    if (!bound)
+      return false;
+    (i == 1 ? lo : hi) = *bound;
+  }
   if (std::isinf(lo) && std::isinf(hi)) {
     im.bind(0, im.input(0));
     return true;
@@ -471,15 +476,15 @@ bool identity(Importer &im) {
 /// at random): the output is the input, the mask (when read) all true.
 bool dropout(Importer &im) {
   if (im.hasInput(2)) {
-    const KnownTensor *training = constInts(im, 2, "training_mode");
+    std::optional<double> training = constScalar(im, 2, "training_mode");
     if (!training)
       return false;
-    const KnownTensor *ratio =
-        training->ints().at(0) != 0 && im.hasInput(1) ? constInts(im, 1, "the ratio") : nullptr;
-    if (training->ints().at(0) != 0 && (!ratio || ratio->reals().at(0) != 0))
-      return ratio || !im.hasInput(1) ? im.unsupported("training mode with a ratio above 0 "
-                                                       "(random dropout) is not supported")
-                                      : false;
+    std::optional<double> ratio = 0.5; // The default.
+    if (*training != 0 && im.hasInput(1) && !(ratio = constScalar(im, 1, "the ratio")))
+      return false;
+    if (*training != 0 && *ratio != 0)
+      return im.unsupported("training mode with a ratio above 0 (random dropout) is not "
+                            "supported");
   }
   im.bind(0, im.input(0));
   if (!im.outputUsed(1))
@@ -567,10 +572,10 @@ bool trilu(Importer &im) {
     return im.unsupported("the last two extents must be static");
   int64_t k = 0;
   if (im.hasInput(1)) {
-    const KnownTensor *t = constInts(im, 1, "k");
+    std::optional<double> t = constScalar(im, 1, "k");
     if (!t)
       return false;
-    k = t->ints().at(0);
+    k = static_cast<int64_t>(std::clamp(*t, -1e15, 1e15));
   }
   bool upper = im.attrInt("upper", 1) != 0;
   int64_t rows = s[s.size() - 2].size(), cols = s.back().size();

@@ -29,10 +29,10 @@ std::optional<std::pair<size_t, double>> readStep(Importer &im, size_t groups) {
     im.unsupported("expected R, T and " + std::to_string(groups) + " lists of tensors");
     return std::nullopt;
   }
-  const KnownTensor *t = constInts(im, 1, "the step count T");
+  std::optional<double> t = constScalar(im, 1, "the step count T");
   if (!t)
     return std::nullopt;
-  return std::pair{count, t->reals().at(0)};
+  return std::pair{count, *t};
 }
 
 struct Step {

@@ -27,6 +27,10 @@ using namespace fuel::onnximport;
 namespace {
 enum class Cell { Rnn, Gru, Lstm };
 
+/// Each step is a few dozen IR nodes: beyond this the graph (and its plan)
+/// grows past what unrolling is good for.
+constexpr int64_t kMaxUnrolledSteps = 4096;
+
 struct Activation {
   std::string name;
   double alpha = 0, beta = 0;
@@ -296,6 +300,10 @@ bool Recurrence::run() {
     return im.unsupported("X must be [seq, batch, input] with a static sequence length "
                           "(it is unrolled) and W [directions, gates * hidden, input]");
   steps = xs[0].size();
+  if (steps > kMaxUnrolledSteps)
+    return im.unsupported("a sequence of " + std::to_string(steps) + " steps is longer than the " +
+                          std::to_string(kMaxUnrolledSteps) +
+                          " fuelc unrolls (a loop kernel is not implemented yet)");
   hidden = im.attrInt("hidden_size", ws[1].size() / gates());
   if (hidden * gates() != ws[1].size() || ws[0] != Dim::fixed(directions))
     return im.unsupported("W must be [" + std::to_string(directions) + ", " +

@@ -26,10 +26,16 @@ using namespace fuel::onnximport;
 namespace {
 std::vector<int64_t> one(int64_t v) { return {v}; }
 
+/// The extents, when static and holding at most 2^22 elements: the import
+/// builds constants of positions as long as an axis (or several, flattened).
 std::optional<std::vector<int64_t>> staticExtents(ShapeRef shape) {
   std::vector<int64_t> out;
+  int64_t count = 1;
   for (Dim d : shape) {
-    if (!d.isStatic())
+    if (!d.isStatic() || d.size() > (int64_t(1) << 22))
+      return std::nullopt;
+    count *= std::max<int64_t>(d.size(), 1);
+    if (count > (int64_t(1) << 22))
       return std::nullopt;
     out.push_back(d.size());
   }
@@ -126,7 +132,8 @@ bool scatterND(Importer &im) {
                                       index = staticExtents(im.graph.shape(im.input(1)));
   if (!data || !index || index->empty() || index->back() < 1 ||
       static_cast<size_t>(index->back()) > data->size())
-    return im.unsupported("the data and indices need static extents and the indices' last "
+    return im.unsupported("the data and indices need static extents (at most 2^22 elements) and the "
+                          "indices' last "
                           "extent must be within the data's rank");
   size_t depth = static_cast<size_t>(index->back());
   int64_t q = product(*index, 0, index->size() - 1), p = product(*data, 0, depth),
@@ -150,7 +157,7 @@ bool scatterElements(Importer &im) {
   size_t rank = data ? data->size() : 0;
   std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", 0), rank);
   if (!data || !index || index->size() != rank || !axis)
-    return im.unsupported("the data and indices need static extents and one rank");
+    return im.unsupported("the data and indices need static extents (at most 2^22 elements) and one rank");
   for (size_t d = 0; d < rank; ++d)
     if (d != *axis && (*index)[d] != (*data)[d])
       return im.unsupported("the indices must span the data off the axis");
@@ -190,7 +197,8 @@ bool gatherND(Importer &im) {
   if (!data || !index || index->empty() || batchDims < 0 ||
       static_cast<size_t>(batchDims) >= index->size() ||
       static_cast<size_t>(batchDims + index->back()) > data->size() || index->back() < 1)
-    return im.unsupported("the data and indices need static extents, the indices' last "
+    return im.unsupported("the data and indices need static extents (at most 2^22 elements), the "
+                          "indices' last "
                           "extent within the data's rank after batch_dims");
   size_t b = static_cast<size_t>(batchDims), depth = static_cast<size_t>(index->back());
   for (size_t d = 0; d < b; ++d)

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <sstream>
 
 using namespace fuel;
 using namespace fuel::onnximport;
@@ -89,12 +90,13 @@ bool gatherElements(Importer &im) {
 }
 
 bool cumSum(Importer &im) {
-  const KnownTensor *axisInput = constInts(im, 1, "the axis");
+  std::optional<double> axisInput = constScalar(im, 1, "the axis");
   if (!axisInput)
     return false;
   ShapeRef shape = im.graph.shape(im.input(0));
   size_t rank = shape.size();
-  std::optional<unsigned> axis = normalizeAxis(axisInput->ints().at(0), rank);
+  std::optional<unsigned> axis =
+      normalizeAxis(static_cast<int64_t>(std::clamp(*axisInput, -1e9, 1e9)), rank);
   if (!axis || !shape[*axis].isStatic())
     return im.unsupported("the axis must exist and have a static extent");
   int64_t n = shape[*axis].size();
@@ -156,10 +158,10 @@ bool tile(Importer &im) {
 /// `on` where the index (cast to int64, negative ones from the end) equals
 /// the position along the new axis, else `off` (values = [off, on]).
 bool oneHot(Importer &im) {
-  const KnownTensor *depth = constInts(im, 1, "the depth");
+  std::optional<double> depth = constScalar(im, 1, "the depth");
   if (!depth)
     return false;
-  double n = depth->reals().at(0);
+  double n = *depth;
   if (!(n >= 1 && n <= (1 << 24)))
     return im.unsupported("the depth must be in [1, 2^24]");
   int64_t classes = static_cast<int64_t>(n);
@@ -231,7 +233,7 @@ bool window(Importer &im, std::vector<double> coefficients) {
 /// index; smaller for largest=0), and output r gathers the element of rank
 /// r by a one-hot mask. O(n^2) per row: the extents of classes and boxes.
 bool topK(Importer &im) {
-  const KnownTensor *kInput = constInts(im, 1, "K");
+  std::optional<double> kInput = constScalar(im, 1, "K");
   if (!kInput)
     return false;
   ShapeRef shape = im.graph.shape(im.input(0));
@@ -239,10 +241,16 @@ bool topK(Importer &im) {
   std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", -1), rank);
   if (!axis || !shape[*axis].isStatic())
     return im.unsupported("the axis must be in range with a static extent");
-  int64_t n = shape[*axis].size(), count = kInput->ints().at(0);
-  if (count < 0 || count > n)
-    return im.unsupported("K = " + std::to_string(count) + " is outside [0, " +
-                          std::to_string(n) + "]");
+  int64_t n = shape[*axis].size();
+  if (n > 4096) // The ranks compare every pair.
+    return im.unsupported("TopK over " + std::to_string(n) +
+                          " elements (more than 4096) needs a sort kernel, not implemented yet");
+  if (!(*kInput >= 0 && *kInput <= static_cast<double>(n))) {
+    std::ostringstream text;
+    text << "K = " << *kInput << " is outside [0, " << n << "]";
+    return im.unsupported(text.str());
+  }
+  int64_t count = static_cast<int64_t>(*kInput);
   bool largest = im.attrInt("largest", 1) != 0;
   Composer k(im);
   std::vector<int64_t> perm = axisLast(rank, *axis);

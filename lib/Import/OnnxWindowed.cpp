@@ -100,7 +100,7 @@ bool padsExceedHalfWindow(const Window &w) {
 std::optional<KnownTensor> realShare(ShapeRef x, const Window &w, DType type) {
   std::vector<std::vector<int64_t>> counts(2);
   for (size_t axis = 0; axis < 2; ++axis) {
-    if (!x[2 + axis].isStatic())
+    if (!x[2 + axis].isStatic() || x[2 + axis].size() > (int64_t(1) << 20))
       return std::nullopt;
     int64_t in = x[2 + axis].size(), k = w.kernel[axis], s = w.stride(axis);
     int64_t padded = in + w.pad(axis, false) + w.pad(axis, true);

@@ -91,6 +91,17 @@ save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
             numpy_helper.from_array(np.zeros((1, 2, 4, 4), np.int64), "sidx")],
      outputs=("l", "q", "b", "t", "rn", "s", "m"), opset=18,
      domains=("ai.onnx.preview.training",))
+# Constant inputs that must hold one value but are empty (each threw
+# std::out_of_range out of the importer once).
+empty = numpy_helper.from_array(np.zeros(0, np.float32), "empty")
+empty_i = numpy_helper.from_array(np.zeros(0, np.int64), "empty_i")
+save("empty_scalars", [n("Pad", ["x", "pads", "empty"], ["p"]),
+                       n("CumSum", ["x", "empty_i"], ["c"]),
+                       n("Trilu", ["x", "empty_i"], ["t"]),
+                       n("TopK", ["x", "empty_i"], ["k", "ki"]),
+                       n("Clip", ["x", "empty"], ["y"])],
+     inits=[empty, empty_i, numpy_helper.from_array(np.zeros(8, np.int64), "pads")],
+     outputs=("p", "c", "t", "k", "y"), opset=18)
 # Einsum equations fuelc refuses, each reported in one run.
 save("einsum", [n("Einsum", ["x"], ["d"], equation="ii->i"),
                 n("Einsum", ["x"], ["l"], equation="i1->i"),
