@@ -21,7 +21,8 @@ integers and bool exact). Every case is:
                running past 300 s (a hang): must be zero.
 Prints a per-op table (the op of the model's first node). With --table the
 table goes to FILE as Markdown; --pass-list writes the passing case names;
---check-pass-list fails (exit 1) if a case listed there no longer passes.
+--check-pass-list fails (exit 1) if a case listed there no longer passes;
+--only REGEX runs the matching cases alone.
 With --vulkan every case is planned for the `ci` machine's Vulkan device
 alone (Mesa lavapipe here) and run with the validation layer on (a message
 fails the case); a case with an op or dtype Vulkan kernels lack is
@@ -52,6 +53,8 @@ p.add_argument("--pass-list")
 p.add_argument("--check-pass-list")
 p.add_argument("--reasons", help="write each unsupported case's diagnostic here, one per line")
 p.add_argument("--vulkan", action="store_true")
+p.add_argument("--only", metavar="REGEX",
+               help="run only the cases whose names match (no pass-list check for the others)")
 args = p.parse_args()
 MACHINE = []
 if args.vulkan:
@@ -171,7 +174,7 @@ def classify(name):
     return name, op, "passed", "frozen" if frozen else ""
 
 
-names = sorted(os.listdir(cases_dir))
+names = sorted(n for n in os.listdir(cases_dir) if re.search(args.only or "", n))
 with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
     results = list(pool.map(run_case, names))
 per_op = collections.defaultdict(collections.Counter)
@@ -205,7 +208,7 @@ if args.reasons:
 regressions = []
 if args.check_pass_list:
     expected = [l.strip() for l in open(args.check_pass_list) if l.strip()]
-    regressions = sorted(set(expected) - set(passing))
+    regressions = sorted(set(expected) & set(names) - set(passing))
     for r in regressions:
         print(f"REGRESSION {r}: listed as passing, now not")
 sys.exit(1 if totals["crashed"] or regressions else 0)

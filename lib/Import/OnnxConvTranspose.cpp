@@ -6,7 +6,8 @@
 // added at the end), with the kernel flipped spatially and its input and
 // output channels swapped (per group). The spreading is a reshape to
 // [N, C, H, 1, W, 1], a zero pad to [N, C, H, s, W, s] and a reshape back;
-// the weights are transformed at import, so they must be constants.
+// the weights are transformed at import, so they must be constants. A 1-D
+// one runs as a 2-D one of height 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,14 +16,24 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 using namespace fuel;
 using namespace fuel::onnximport;
 
 namespace {
-std::vector<int64_t> intsOr(Importer &im, const char *name, std::vector<int64_t> dflt) {
+/// A 2-D attribute (`dflt` when absent); a 1-D convolution's gets a unit
+/// leading axis (`unit`, before each half of the pads).
+std::vector<int64_t> attr2D(Importer &im, const char *name, std::vector<int64_t> dflt, bool oneD,
+                            int64_t unit) {
   std::vector<int64_t> v = im.attrInts(name);
-  return v.empty() ? dflt : v;
+  if (v.empty())
+    return dflt;
+  if (!oneD)
+    return v;
+  if (v.size() == 2 && std::string_view(name) == "pads")
+    return {unit, v[0], unit, v[1]};
+  return v.size() == 1 ? std::vector<int64_t>{unit, v[0]} : std::vector<int64_t>{};
 }
 
 /// W [C, M/g, kh, kw] -> W' [M, C/g, kh, kw], flipped spatially.
@@ -43,22 +54,30 @@ KnownTensor transposedKernel(const KnownTensor &w, int64_t groups) {
 }
 
 bool convTranspose(Importer &im) {
-  ShapeRef x = im.graph.shape(im.input(0));
-  const KnownTensor *w = constInts(im, 1, "the weights");
-  if (!w)
+  ShapeRef given = im.graph.shape(im.input(0));
+  Shape x(given.begin(), given.end());
+  const KnownTensor *weights = constInts(im, 1, "the weights");
+  if (!weights)
     return false;
-  if (x.size() != 4 || w->shape.size() != 4 || !x[2].isStatic() || !x[3].isStatic())
-    return im.unsupported("only 2-D convolutions (rank-4 NCHW input, static spatial extents) "
-                          "are supported");
+  // A 1-D convolution runs as a 2-D one of height 1.
+  bool oneD = x.size() == 3 && weights->shape.size() == 3;
+  KnownTensor w = *weights;
+  if (oneD) {
+    x.insert(x.begin() + 2, Dim::fixed(1));
+    w.shape.insert(w.shape.begin() + 2, 1);
+  }
+  if (x.size() != 4 || w.shape.size() != 4 || !x[2].isStatic() || !x[3].isStatic())
+    return im.unsupported("only 1-D and 2-D convolutions (rank-3 or rank-4 input, static spatial "
+                          "extents) are supported");
   int64_t groups = im.attrInt("group", 1);
-  if (groups < 1 || w->shape[0] % groups != 0)
+  if (groups < 1 || w.shape[0] % groups != 0)
     return im.unsupported("the weights' channels do not divide into the groups");
-  std::vector<int64_t> kernel{w->shape[2], w->shape[3]};
-  std::vector<int64_t> strides = intsOr(im, "strides", {1, 1}),
-                       dilations = intsOr(im, "dilations", {1, 1}),
-                       outputPadding = intsOr(im, "output_padding", {0, 0}),
-                       pads = intsOr(im, "pads", {0, 0, 0, 0});
-  std::vector<int64_t> outputShape = im.attrInts("output_shape");
+  std::vector<int64_t> kernel{w.shape[2], w.shape[3]};
+  std::vector<int64_t> strides = attr2D(im, "strides", {1, 1}, oneD, 1),
+                       dilations = attr2D(im, "dilations", {1, 1}, oneD, 1),
+                       outputPadding = attr2D(im, "output_padding", {0, 0}, oneD, 0),
+                       pads = attr2D(im, "pads", {0, 0, 0, 0}, oneD, 0),
+                       outputShape = attr2D(im, "output_shape", {}, oneD, 1);
   std::string autoPad = im.attrString("auto_pad", "NOTSET");
   if (strides.size() != 2 || dilations.size() != 2 || outputPadding.size() != 2 ||
       pads.size() != 4 || (!outputShape.empty() && outputShape.size() != 2))
@@ -88,7 +107,7 @@ bool convTranspose(Importer &im) {
     }
   }
   Composer k(im);
-  ValueRef y = k.x;
+  ValueRef y = oneD ? k.unsqueeze(k.x, {2}) : k.x;
   Dim n = x[0], c = x[1];
   // Spread: [N, C, H, 1, W, 1] padded to [N, C, H, s, W, s], then merged.
   if (strides[0] > 1 || strides[1] > 1) {
@@ -97,13 +116,12 @@ bool convTranspose(Importer &im) {
                                                           Dim::fixed(in[1]), Dim::fixed(1)});
     });
     y = k.op(OpKind::Pad, {y}, [&](Graph &g) {
-      g.addIntsAttr(AttrName::Pads, std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                                         strides[0] - 1, 0, strides[1] - 1});
+      g.addIntsAttr(AttrName::Pads, std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 0, strides[0] - 1,
+                                                         0, strides[1] - 1});
     });
     y = k.op(OpKind::Reshape, {y}, [&](Graph &g) {
-      g.addDimsAttr(AttrName::ShapeAttr,
-                    std::vector<Dim>{n, c, Dim::fixed(in[0] * strides[0]),
-                                     Dim::fixed(in[1] * strides[1])});
+      g.addDimsAttr(AttrName::ShapeAttr, std::vector<Dim>{n, c, Dim::fixed(in[0] * strides[0]),
+                                                          Dim::fixed(in[1] * strides[1])});
     });
   }
   // Borders: the kernel's reach minus the pads; the spread's trailing zeros
@@ -115,14 +133,14 @@ bool convTranspose(Importer &im) {
     after[a] = reach - 1 - pads[a + 2] + outputPadding[a] - (strides[a] - 1);
   }
   std::vector<int64_t> grow{0, 0, std::max<int64_t>(before[0], 0), std::max<int64_t>(before[1], 0),
-                            0, 0, std::max<int64_t>(after[0], 0), std::max<int64_t>(after[1], 0)};
+                            0, 0, std::max<int64_t>(after[0], 0),  std::max<int64_t>(after[1], 0)};
   if (std::any_of(grow.begin(), grow.end(), [](int64_t v) { return v > 0; }))
     y = k.op(OpKind::Pad, {y}, [&](Graph &g) { g.addIntsAttr(AttrName::Pads, grow); });
   std::vector<int64_t> starts, ends, axes;
   for (int a = 0; a < 2; ++a)
     if (before[a] < 0 || after[a] < 0) {
-      int64_t extent = in[a] * strides[a] + std::max<int64_t>(before[a], 0) +
-                       std::max<int64_t>(after[a], 0);
+      int64_t extent =
+          in[a] * strides[a] + std::max<int64_t>(before[a], 0) + std::max<int64_t>(after[a], 0);
       starts.push_back(std::max<int64_t>(-before[a], 0));
       ends.push_back(extent - std::max<int64_t>(-after[a], 0));
       axes.push_back(2 + a);
@@ -133,13 +151,17 @@ bool convTranspose(Importer &im) {
       g.addIntsAttr(AttrName::Ends, ends);
       g.addIntsAttr(AttrName::Axes, axes);
     });
-  std::vector<ValueRef> operands{y, k.constant(transposedKernel(*w, groups))};
+  std::vector<ValueRef> operands{y, k.constant(transposedKernel(w, groups))};
   if (im.hasInput(2))
     operands.push_back(im.input(2));
-  return k.finish(k.op(OpKind::Conv2D, operands, [&](Graph &g) {
+  y = k.mainOp(OpKind::Conv2D, operands, [&](Graph &g) {
     g.addIntsAttr(AttrName::Dilations, dilations);
     g.addIntAttr(AttrName::Groups, groups);
-  }));
+  });
+  return k.finish(
+      oneD ? k.op(OpKind::Squeeze, {y},
+                  [](Graph &g) { g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{2}); })
+           : y);
 }
 } // namespace
 

@@ -7,7 +7,8 @@
 // tensors of rank <= 1 are folded element by element, where an element is a
 // factor times symbols: a Shape of `[T, B, 512]` is `[T, B, 512]`, and
 // `B * 8` stays `8*B`, so a symbolic batch survives PyTorch's attention
-// reshapes. Anything else is imported as ops.
+// reshapes. Float scalar arithmetic folds too (a Range's float bounds).
+// Anything else is imported as ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,9 +98,8 @@ std::optional<IntVector> elementwise(const std::string &op, const IntVector &a,
     return std::nullopt;
   IntVector out{a.dtype, a.scalar && b.scalar, {}};
   for (size_t i = 0; i < n; ++i) {
-    std::optional<SymbolProduct> r =
-        arithmetic(op, a.elements[a.elements.size() == 1 ? 0 : i],
-                   b.elements[b.elements.size() == 1 ? 0 : i]);
+    std::optional<SymbolProduct> r = arithmetic(op, a.elements[a.elements.size() == 1 ? 0 : i],
+                                                b.elements[b.elements.size() == 1 ? 0 : i]);
     if (!r)
       return std::nullopt;
     out.elements.push_back(*r);
@@ -203,20 +203,6 @@ std::optional<IntVector> fold(Importer &im, const std::string &op,
   return std::nullopt;
 }
 
-KnownTensor intTensor(const std::vector<int64_t> &values, std::vector<int64_t> shape,
-                      DType dtype) {
-  KnownTensor t{dtype, std::move(shape), {}};
-  for (int64_t v : values) {
-    if (dtype == DType::I32) {
-      int32_t narrow = static_cast<int32_t>(v);
-      t.bytes.append(reinterpret_cast<const char *>(&narrow), 4);
-    } else {
-      t.bytes.append(reinterpret_cast<const char *>(&v), 8);
-    }
-  }
-  return t;
-}
-
 /// Range over known float scalars: max(ceil((limit - start) / delta), 0)
 /// elements start + i * delta.
 std::optional<KnownTensor> floatRange(Importer &im) {
@@ -235,6 +221,52 @@ std::optional<KnownTensor> floatRange(Importer &im) {
   KnownTensor out{type, {std::max<int64_t>(static_cast<int64_t>(count), 0)}, {}};
   for (int64_t i = 0; i < out.shape[0]; ++i)
     out.bytes += scalar(bounds[0] + static_cast<double>(i) * bounds[2], type).bytes;
+  return out;
+}
+
+/// Float scalar arithmetic over known inputs (Cast, Add, Sub, Mul, Div,
+/// Neg of one-element tensors, at least one of them or the cast's target a
+/// float): the window functions' expanded bodies compute their Range's
+/// bounds this way. Computed in double, rounded to the output dtype.
+std::optional<KnownTensor> foldRealScalar(Importer &im, const std::string &op) {
+  bool binary = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+  if (!binary && op != "Cast" && op != "Neg")
+    return std::nullopt;
+  std::vector<double> values;
+  bool anyFloat = false, anyVector = false;
+  DType type = DType::F32;
+  for (size_t i = 0; i < (binary ? 2u : 1u); ++i) {
+    const KnownTensor *t = im.constantInput(i);
+    if (!t || t->shape.size() > 1 || (t->shape.size() == 1 && t->shape[0] != 1))
+      return std::nullopt;
+    anyFloat |= isFloat(t->dtype);
+    anyVector |= !t->shape.empty();
+    type = t->dtype;
+    values.push_back(t->reals().at(0));
+  }
+  if (op == "Cast") {
+    std::optional<DType> to = dtypeOfOnnx(im.attrInt("to", 0));
+    if (!to)
+      return std::nullopt;
+    anyFloat |= isFloat(*to);
+    type = *to;
+  }
+  if (!anyFloat)
+    return std::nullopt;
+  double v = values[0];
+  if (op == "Add")
+    v += values[1];
+  else if (op == "Sub")
+    v -= values[1];
+  else if (op == "Mul")
+    v *= values[1];
+  else if (op == "Div")
+    v /= values[1];
+  else if (op == "Neg")
+    v = -v;
+  KnownTensor out = scalar(v, type);
+  if (anyVector)
+    out.shape = {1};
   return out;
 }
 
@@ -286,6 +318,10 @@ bool onnximport::foldConstant(Importer &im) {
   const std::string &op = im.current().op_type();
   if (op == "ConstantOfShape" || op == "Range")
     return foldGenerator(im, op);
+  if (std::optional<KnownTensor> real = foldRealScalar(im, op)) {
+    im.bindConstant(std::move(*real));
+    return true;
+  }
   std::vector<IntVector> in;
   for (size_t i = 0; i < im.numInputs(); ++i) {
     if (!im.hasInput(i))
@@ -309,8 +345,8 @@ bool onnximport::foldConstant(Importer &im) {
   // (a reshape's "the rest") as Dim::inferred().
   SymbolicInts symbolic{out->dtype, out->scalar, {}};
   for (const SymbolProduct &p : out->elements) {
-    std::optional<Dim> d = p.symbols.empty() && p.factor == -1 ? Dim::inferred()
-                                                                : im.graph.symbols().product(p);
+    std::optional<Dim> d =
+        p.symbols.empty() && p.factor == -1 ? Dim::inferred() : im.graph.symbols().product(p);
     if (!d)
       return false;
     symbolic.elements.push_back(*d);

@@ -15,8 +15,7 @@ bool onnximport::emit(Importer &im, OpKind kind, const std::vector<ValueRef> &op
   return n.has_value();
 }
 
-bool onnximport::direct(Importer &im, OpKind kind,
-                        const std::function<void(Graph &)> &attrs) {
+bool onnximport::direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs) {
   std::vector<ValueRef> operands;
   for (size_t i = 0; i < im.numInputs(); ++i)
     if (im.hasInput(i))
@@ -46,6 +45,20 @@ KnownTensor onnximport::scalar(double value, DType dtype) {
     int64_t v = static_cast<int64_t>(value);
     t.bytes.assign(reinterpret_cast<const char *>(&v), dtypeByteSize(dtype));
   }
+  }
+  return t;
+}
+
+KnownTensor onnximport::intTensor(const std::vector<int64_t> &values, std::vector<int64_t> shape,
+                                  DType dtype) {
+  KnownTensor t{dtype, std::move(shape), {}};
+  for (int64_t v : values) { // Exact: shape arithmetic holds values such as INT64_MAX.
+    if (dtype == DType::I32) {
+      int32_t narrow = static_cast<int32_t>(v);
+      t.bytes.append(reinterpret_cast<const char *>(&narrow), 4);
+    } else {
+      t.bytes.append(reinterpret_cast<const char *>(&v), 8);
+    }
   }
   return t;
 }

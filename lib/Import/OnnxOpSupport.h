@@ -8,8 +8,12 @@
 // OnnxWindowed.cpp: convolution and pooling; OnnxQuantize.cpp: the linear
 // quantization ops; OnnxNormalizations.cpp: the normalizations;
 // OnnxRecurrent.cpp: RNN, GRU, LSTM; OnnxOptimizers.cpp: the training
-// domain's optimizer steps; OnnxScatter.cpp: scatters and GatherND). They share the helpers here and the
-// Composer, which builds one ONNX op from several IR ops.
+// domain's optimizer steps; OnnxScatter.cpp: scatters and GatherND;
+// OnnxGridSample.cpp: GridSample; OnnxStaticSelect.cpp: Compress,
+// ReverseSequence and MaxUnpool of constant selections; OnnxDet.cpp: Det;
+// OnnxSpectral.cpp: DFT, STFT, MelWeightMatrix).
+// They share the helpers here and the Composer, which builds one ONNX op
+// from several IR ops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_IMPORT_ONNXOPSUPPORT_H
@@ -40,6 +44,10 @@ void addQuantizeHandlers(HandlerTable &table);
 void addNormalizationHandlers(HandlerTable &table);
 void addRecurrentHandlers(HandlerTable &table);
 void addScatterHandlers(HandlerTable &table);
+void addGridSampleHandlers(HandlerTable &table);
+void addStaticSelectHandlers(HandlerTable &table);
+void addDetHandlers(HandlerTable &table);
+void addSpectralHandlers(HandlerTable &table);
 /// Registers the optimizers under "ai.onnx.preview.training.<op>".
 void addOptimizerHandlers(HandlerTable &table);
 
@@ -50,6 +58,9 @@ bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
 bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {});
 /// A rank-0 tensor holding `value` in `dtype` (rounded as a cast would).
 KnownTensor scalar(double value, DType dtype);
+/// `values` as an i64 (or i32) tensor of `shape`.
+KnownTensor intTensor(const std::vector<int64_t> &values, std::vector<int64_t> shape,
+                      DType dtype = DType::I64);
 /// The integers 0..n-1 in `dtype`, shaped [n] followed by `trailing` unit
 /// axes: positions along an axis, to compare indices with (one-hot masks).
 KnownTensor positions(int64_t n, size_t trailing, DType dtype);
@@ -76,8 +87,7 @@ ValueRef addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands);
 /// by the Importer) fails the rest.
 class Composer {
 public:
-  explicit Composer(Importer &im)
-      : im(im), x(im.input(0)), type(im.graph.dtype(x)) {}
+  explicit Composer(Importer &im) : im(im), x(im.input(0)), type(im.graph.dtype(x)) {}
 
   Importer &im;
   ValueRef x;
@@ -85,9 +95,7 @@ public:
 
   /// A scalar constant in x's dtype, or in `dtype`.
   ValueRef c(double value) { return c(value, type); }
-  ValueRef c(double value, DType dtype) {
-    return constant(scalar(value, dtype));
-  }
+  ValueRef c(double value, DType dtype) { return constant(scalar(value, dtype)); }
   ValueRef constant(const KnownTensor &t) {
     return im.addConstant(t, "." + std::to_string(next++));
   }
@@ -95,14 +103,46 @@ public:
               const std::function<void(Graph &)> &attrs = {}) {
     return add(kind, operands, attrs, "." + std::to_string(next++));
   }
-  /// The op the ONNX node mainly is, named as the node's output itself (at
-  /// most once per node): plans and profiles show the model's names.
+  /// The op the ONNX node mainly is, named as the node's output itself:
+  /// plans and profiles show the model's names. Only the first such op
+  /// takes the name (a 3-D pooling is two 2-D ones); later ones are numbered.
   ValueRef mainOp(OpKind kind, const std::vector<ValueRef> &operands,
                   const std::function<void(Graph &)> &attrs = {}) {
+    if (named)
+      return op(kind, operands, attrs);
+    named = true;
     return add(kind, operands, attrs, "");
   }
   ValueRef cast(ValueRef v, DType to) {
     return op(OpKind::Cast, {v}, [&](Graph &g) { g.addDTypeAttr(AttrName::To, to); });
+  }
+  ValueRef reshape(ValueRef v, const std::vector<Dim> &to) {
+    return op(OpKind::Reshape, {v}, [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, to); });
+  }
+  ValueRef transpose(ValueRef v, const std::vector<int64_t> &perm) {
+    return op(OpKind::Transpose, {v}, [&](Graph &g) { g.addIntsAttr(AttrName::Perm, perm); });
+  }
+  ValueRef unsqueeze(ValueRef v, const std::vector<int64_t> &axes) {
+    return op(OpKind::Unsqueeze, {v}, [&](Graph &g) { g.addIntsAttr(AttrName::Axes, axes); });
+  }
+  /// The slice [start, end) of `v` along `axis`.
+  ValueRef slice(ValueRef v, int64_t axis, int64_t start, int64_t end) {
+    return op(OpKind::Slice, {v}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Starts, std::vector<int64_t>{start});
+      g.addIntsAttr(AttrName::Ends, std::vector<int64_t>{end});
+      g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{axis});
+    });
+  }
+  /// `v` at the positions `indices` along `axis` (known at import).
+  ValueRef gather(ValueRef v, const KnownTensor &indices, int64_t axis) {
+    return op(OpKind::Gather, {v, constant(indices)},
+              [&](Graph &g) { g.addIntAttr(AttrName::Axis, axis); });
+  }
+  ValueRef reduce(OpKind kind, ValueRef v, const std::vector<int64_t> &axes, bool keepDims) {
+    return op(kind, {v}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Axes, axes);
+      g.addBoolAttr(AttrName::KeepDims, keepDims);
+    });
   }
   /// Integer indices into `n` positions, negative ones counted from the end.
   ValueRef wrapNegative(ValueRef index, int64_t n, DType dtype) {
@@ -121,9 +161,7 @@ public:
   /// Fails the rest, after a problem the caller reported.
   void markFailed() { ok = false; }
   /// Activations are defined on floats only.
-  bool floatInput() {
-    return isFloat(type) || im.unsupported("the input must be a float tensor");
-  }
+  bool floatInput() { return isFloat(type) || im.unsupported("the input must be a float tensor"); }
 
 private:
   ValueRef add(OpKind kind, const std::vector<ValueRef> &operands,
@@ -137,6 +175,7 @@ private:
 
   unsigned next = 0;
   bool ok = true;
+  bool named = false; // Whether mainOp named an op after the node.
 };
 
 } // namespace fuel::onnximport

@@ -695,6 +695,10 @@ const HandlerTable &handlers() {
     addRecurrentHandlers(t);
     addOptimizerHandlers(t);
     addScatterHandlers(t);
+    addGridSampleHandlers(t);
+    addStaticSelectHandlers(t);
+    addDetHandlers(t);
+    addSpectralHandlers(t);
     return t;
   }();
   return table;
@@ -714,7 +718,8 @@ size_t requiredInputs(const std::string &opType) {
       {"ConvTranspose", 2}, {"QuantizeLinear", 2}, {"DequantizeLinear", 2},
       {"MatMulInteger", 2}, {"ConvInteger", 2}, {"QLinearMatMul", 8}, {"QLinearConv", 8},
       {"Upsample", 2}, {"InstanceNormalization", 3}, {"RNN", 3}, {"GRU", 3}, {"LSTM", 3}, {"BitShift", 2}, {"ScatterND", 3}, {"ScatterElements", 3}, {"Scatter", 3},
-      {"GatherND", 2}, {"TopK", 2},
+      {"GatherND", 2}, {"TopK", 2}, {"GridSample", 2}, {"Compress", 2},
+      {"ReverseSequence", 2}, {"MaxUnpool", 2}, {"STFT", 2}, {"MelWeightMatrix", 5},
       {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
   auto it = table.find(opType);
   return it == table.end() ? 1 : it->second;
@@ -745,7 +750,9 @@ int64_t firstOpset(const std::string &opType) {
       {"InstanceNormalization", 6}, {"MeanVarianceNormalization", 9}, {"LRN", 1},
       {"DepthToSpace", 11}, {"SpaceToDepth", 1},
       {"RNN", 7}, {"GRU", 7}, {"LSTM", 7}, {"Asin", 7}, {"Acos", 7}, {"Atan", 7},
-      {"BitShift", 11}, {"Scatter", 9}, {"HannWindow", 17}, {"HammingWindow", 17}, {"BlackmanWindow", 17}};
+      {"BitShift", 11}, {"Scatter", 9}, {"HannWindow", 17}, {"HammingWindow", 17}, {"BlackmanWindow", 17},
+      {"GridSample", 16}, {"ReverseSequence", 10}, {"DFT", 17}, {"STFT", 17},
+      {"MelWeightMatrix", 17}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

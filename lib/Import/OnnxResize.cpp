@@ -105,13 +105,6 @@ Taps tapsAt(const ResizeMode &m, int64_t x, double scale, int64_t in, double roi
   return t;
 }
 
-KnownTensor int64Vector(const std::vector<int64_t> &values) {
-  KnownTensor t{DType::I64, {static_cast<int64_t>(values.size())}, {}};
-  for (int64_t v : values)
-    t.bytes += scalar(static_cast<double>(v), DType::I64).bytes;
-  return t;
-}
-
 /// Resamples axis `axis` of `x` to `out` positions.
 ValueRef resizeAxis(Composer &k, ValueRef x, unsigned axis, size_t rank, int64_t in,
                     int64_t out, double scale, const ResizeMode &m, double roiStart,
@@ -123,8 +116,7 @@ ValueRef resizeAxis(Composer &k, ValueRef x, unsigned axis, size_t rank, int64_t
     std::vector<int64_t> index;
     for (const Taps &p : taps)
       index.push_back(p.index[t]);
-    return k.op(OpKind::Gather, {x, k.constant(int64Vector(index))},
-                [&](Graph &g) { g.addIntAttr(AttrName::Axis, axis); });
+    return k.gather(x, intTensor(index, {static_cast<int64_t>(index.size())}), axis);
   };
   // A per-position factor along the axis: [out, 1, ..., 1].
   auto perPosition = [&](auto value) {

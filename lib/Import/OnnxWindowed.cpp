@@ -1,8 +1,9 @@
 //===- OnnxWindowed.cpp - ONNX convolution and pooling --------------------===//
 //
-// Conv, MaxPool, AveragePool (1-D and 2-D windows) and the global poolings.
-// The IR's windowed ops are 2-D: a 1-D window is a 2-D one of height 1 over
-// the input unsqueezed to [N, C, 1, L]. Its pooling kernels clip windows to
+// Conv, MaxPool, AveragePool (1-D and 2-D windows; 3-D pooling) and the
+// global poolings. The IR's windowed ops are 2-D: a 1-D window is a 2-D one
+// of height 1 over the input unsqueezed to [N, C, 1, L]; a 3-D pooling is
+// two 2-D ones (pool3D). Its pooling kernels clip windows to
 // the input and take at most half a window of padding; wider pads (which
 // ONNX allows) become an explicit pad of the input (the lowest value for
 // max pooling, zeros for averages, rescaled by the window's share of real
@@ -127,46 +128,28 @@ ValueRef padded(Composer &k, ValueRef x, const Window &w, double value) {
 }
 } // namespace
 
-ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands) {
+namespace {
+/// The IR's 2-D op over rank-4 operands with window `w`; pooling pads wider
+/// than half the window become an explicit pad.
+ValueRef windowed2D(Composer &k, OpKind kind, std::vector<ValueRef> operands, Window w) {
   Importer &im = k.im;
-  ValueRef input = operands[0];
-  auto fail = [&](const std::string &why) {
-    if (!why.empty())
-      im.unsupported(why);
-    k.markFailed();
-    return input;
-  };
-  ShapeRef x = im.graph.shape(input);
-  size_t rank = x.size();
-  if (rank != 3 && rank != 4)
-    return fail("only 1-D and 2-D windows (rank-3 or rank-4 input) are supported");
-  if (kind == OpKind::MaxPool2D && im.outputUsed(1))
-    return fail("the Indices output is not supported");
-  ShapeRef weight = kind == OpKind::Conv2D ? im.graph.shape(operands[1]) : ShapeRef();
-  std::optional<Window> read = readWindow(im, kind, x, weight);
-  if (!read)
-    return fail("");
-  Window w = *read;
-  auto unsqueezeHeight = [&](ValueRef v, OpKind op) {
-    return k.op(op, {v}, [](Graph &g) { g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{2}); });
-  };
-  if (rank == 3) {
-    w = heightOne(w);
-    operands[0] = unsqueezeHeight(operands[0], OpKind::Unsqueeze);
-    if (kind == OpKind::Conv2D)
-      operands[1] = unsqueezeHeight(operands[1], OpKind::Unsqueeze);
-  }
   bool ceilMode = im.attrInt("ceil_mode", 0) != 0;
   bool countPad = im.attrInt("count_include_pad", 0) != 0;
   std::optional<KnownTensor> share;
   if (kind != OpKind::Conv2D && w.kernel.size() == 2 && padsExceedHalfWindow(w)) {
     DType type = im.graph.dtype(operands[0]);
-    if (ceilMode)
-      return fail("pads wider than half the window are not supported with ceil_mode");
+    if (ceilMode) {
+      im.unsupported("pads wider than half the window are not supported with ceil_mode");
+      k.markFailed();
+      return operands[0];
+    }
     if (kind == OpKind::AvgPool2D && !countPad) {
       share = realShare(im.graph.shape(operands[0]), w, type);
-      if (!share)
-        return fail("pads wider than half the window need static spatial extents");
+      if (!share) {
+        im.unsupported("pads wider than half the window need static spatial extents");
+        k.markFailed();
+        return operands[0];
+      }
     }
     // The lowest value of the type (finite: attributes are JSON numbers).
     double lowest = isFloat(type)       ? -std::numeric_limits<float>::max()
@@ -192,9 +175,91 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
     if (kind == OpKind::AvgPool2D)
       g.addBoolAttr(AttrName::CountIncludePad, countPad);
   });
-  if (share)
-    y = k.op(OpKind::Mul, {y, k.constant(*share)});
-  return rank == 3 ? unsqueezeHeight(y, OpKind::Squeeze) : y;
+  return share ? k.op(OpKind::Mul, {y, k.constant(*share)}) : y;
+}
+
+/// The axes `first` and `first + 1` of a 3-D window's attribute, as a 2-D
+/// one (`unitSecond`: the second axis a unit one instead).
+std::vector<int64_t> twoAxes(const std::vector<int64_t> &v, size_t first, bool unitSecond,
+                             int64_t unit) {
+  if (v.empty())
+    return v;
+  return {v[first], unitSecond ? unit : v[first + 1]};
+}
+
+/// A 3-D pooling as two 2-D ones: it is separable (a max of maxes; an
+/// average of averages, the counts of real or padded elements being
+/// products of per-axis counts). The (H, W) window runs over
+/// [N, C*D, H, W], then the D one, as a (D, 1) window, over
+/// [N, C, D, Ho*Wo].
+ValueRef pool3D(Composer &k, OpKind kind, ValueRef input, const Window &w) {
+  ShapeRef x = k.im.graph.shape(input);
+  if (!std::all_of(x.begin() + 1, x.end(), [](Dim d) { return d.isStatic(); }) ||
+      w.kernel.size() != 3 || (!w.pads.empty() && w.pads.size() != 6)) {
+    k.im.unsupported("3-D pooling needs static channel and spatial extents and a 3-D window");
+    k.markFailed();
+    return input;
+  }
+  Dim n = x[0];
+  int64_t c = x[1].size(), d = x[2].size(), h = x[3].size(), wd = x[4].size();
+  auto pads = [&](size_t axis, bool unitSecond) {
+    if (w.pads.empty())
+      return std::vector<int64_t>();
+    return std::vector<int64_t>{w.pads[axis], unitSecond ? 0 : w.pads[axis + 1], w.pads[axis + 3],
+                                unitSecond ? 0 : w.pads[axis + 4]};
+  };
+  Window planes{twoAxes(w.kernel, 1, false, 1), twoAxes(w.strides, 1, false, 1), pads(1, false),
+                twoAxes(w.dilations, 1, false, 1)};
+  Window depth{twoAxes(w.kernel, 0, true, 1), twoAxes(w.strides, 0, true, 1), pads(0, true),
+               twoAxes(w.dilations, 0, true, 1)};
+  ValueRef y = k.reshape(input, {n, Dim::fixed(c * d), Dim::fixed(h), Dim::fixed(wd)});
+  y = windowed2D(k, kind, {y}, planes);
+  if (k.failed())
+    return input;
+  ShapeRef pooled = k.im.graph.shape(y);
+  Dim oh = pooled[2], ow = pooled[3];
+  y = k.reshape(y, {n, Dim::fixed(c), Dim::fixed(d), Dim::fixed(oh.size() * ow.size())});
+  y = windowed2D(k, kind, {y}, depth);
+  if (k.failed())
+    return input;
+  Dim od = k.im.graph.shape(y)[2];
+  return k.reshape(y, {n, Dim::fixed(c), od, oh, ow});
+}
+} // namespace
+
+ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands) {
+  Importer &im = k.im;
+  ValueRef input = operands[0];
+  auto fail = [&](const std::string &why) {
+    if (!why.empty())
+      im.unsupported(why);
+    k.markFailed();
+    return input;
+  };
+  ShapeRef x = im.graph.shape(input);
+  size_t rank = x.size();
+  bool pool = kind != OpKind::Conv2D;
+  if (rank != 3 && rank != 4 && !(pool && rank == 5))
+    return fail(pool ? "only 1-D, 2-D and 3-D windows (rank-3 to rank-5 input) are supported"
+                     : "only 1-D and 2-D convolutions (rank-3 or rank-4 input) are supported");
+  if (kind == OpKind::MaxPool2D && im.outputUsed(1))
+    return fail("the Indices output is not supported");
+  ShapeRef weight = kind == OpKind::Conv2D ? im.graph.shape(operands[1]) : ShapeRef();
+  std::optional<Window> read = readWindow(im, kind, x, weight);
+  if (!read)
+    return fail("");
+  if (rank == 5)
+    return pool3D(k, kind, input, *read);
+  if (rank == 4)
+    return windowed2D(k, kind, operands, *read);
+  // A 1-D window over [N, C, 1, L].
+  auto unsqueezeHeight = [&](ValueRef v, OpKind op) {
+    return k.op(op, {v}, [](Graph &g) { g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{2}); });
+  };
+  operands[0] = unsqueezeHeight(operands[0], OpKind::Unsqueeze);
+  if (kind == OpKind::Conv2D)
+    operands[1] = unsqueezeHeight(operands[1], OpKind::Unsqueeze);
+  return unsqueezeHeight(windowed2D(k, kind, operands, heightOne(*read)), OpKind::Squeeze);
 }
 
 namespace {

@@ -19,6 +19,13 @@ static bool takesEpilogue(OpKind kind) {
          kind == OpKind::Linear || kind == OpKind::Conv2D;
 }
 
+/// The most buffers (operands read from outside and results) one fused
+/// kernel binds. A Vulkan device binds at least 24 storage buffers per
+/// shader stage in practice (Mesa's lavapipe 32, Adreno 24; the spec's
+/// floor is 4), and a kernel streaming more operands gains little from
+/// growing further. Scalar constants count: kernels read them as buffers.
+constexpr size_t kMaxKernelBuffers = 24;
+
 std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
                                        const std::vector<NodeId> &order,
                                        const std::vector<int> &pinOf) {
@@ -53,9 +60,28 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
 
   std::vector<NodeId> root(graph.numNodes());
   std::vector<bool> hasHead(graph.numNodes(), false);
+  // Per group root, the values its members read from outside the group.
+  std::vector<std::vector<ValueRef>> external(graph.numNodes());
+  auto addExternal = [&](std::vector<ValueRef> &into, NodeId n) {
+    for (ValueRef v : graph.operands(n))
+      if (std::find(into.begin(), into.end(), v) == into.end())
+        into.push_back(v);
+  };
+  // n joins r's group unless the kernel would bind too many buffers.
+  auto join = [&](NodeId n, NodeId r) {
+    std::vector<ValueRef> merged = external[r];
+    merged.erase(std::remove(merged.begin(), merged.end(), ValueRef{n, 0}), merged.end());
+    addExternal(merged, n);
+    if (merged.size() + graph.numResults(r) > kMaxKernelBuffers)
+      return false;
+    external[r] = std::move(merged);
+    root[n] = r;
+    return true;
+  };
   for (size_t i = order.size(); i-- > 0;) {
     NodeId n = order[i];
     root[n] = n;
+    addExternal(external[n], n);
     NodeId user = onlyUser[n];
     OpKind kind = graph.kind(n);
     if (user == kShared && !isOutput[n] && graph.numResults(n) == 1) {
@@ -79,7 +105,7 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
         std::count(graph.operands(user).begin(), graph.operands(user).end(),
                    ValueRef{n, 0}) == 1) {
       // The reduction reads its input computed in place (a prologue).
-      root[n] = user;
+      join(n, user);
       continue;
     }
     if (!isElementwiseOp(graph.kind(user)))
@@ -90,15 +116,14 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
       continue; // Epilogues are the tail of a group: nothing fuses past them.
     if (prologue) {
       if (isElementwiseOp(kind))
-        root[n] = r; // A longer prologue.
+        join(n, r); // A longer prologue.
     } else if (isElementwiseOp(kind)) {
-      root[n] = r;
+      join(n, r);
     } else if (takesEpilogue(kind) && !hasHead[r] &&
                graph.type({n, 0}) == graph.type({r, 0})) {
       // The head writes the group's result buffer, which the elementwise
       // tail then updates in place: it must have the result's type.
-      root[n] = r;
-      hasHead[r] = true;
+      hasHead[r] = join(n, r);
     }
   }
   return root;

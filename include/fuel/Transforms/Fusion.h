@@ -13,7 +13,8 @@
 //   - an elementwise group whose result is only the input (operand 0) of a
 //     reduction, softmax or normalization that has no epilogue becomes that
 //     node's prologue: the reduction computes its input as it reads it.
-// Nodes pinned to different devices never share a group. The planner then
+// Nodes pinned to different devices never share a group, and a group binds
+// at most 24 buffers (operands and results: GPU shader stages bind few). The planner then
 // places a group on one device and fuses it where every member has a kernel
 // fuelc emits there (Planner.h); fused values get no buffer.
 //

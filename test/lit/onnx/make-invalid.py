@@ -25,7 +25,7 @@ def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,), domains=(
 
 n = helper.make_node
 # Three independent problems, and readers of their outputs (not reported).
-save("unsupported", [n("Det", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
+save("unsupported", [n("NonZero", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
                      n("Add", ["shape", "shape"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
                      n("Dropout", ["x", "", "training"], ["m"]),
                      n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S),
@@ -91,6 +91,31 @@ save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
             numpy_helper.from_array(np.zeros((1, 2, 4, 4), np.int64), "sidx")],
      outputs=("l", "q", "b", "t", "rn", "s", "m"), opset=18,
      domains=("ai.onnx.preview.training",))
+# Selections known at import and the sampling, spectral and 3-D pooling
+# ops, each refusal reported in one run: a condition that is not a
+# constant, a sequence length past the sequence, an unpooling index past
+# the output, a 3-D grid, an unknown mode, a 5x5 determinant, a DFT along
+# the parts axis, frames longer than the signal, inverted Mel edges, a
+# 3-D pooling over symbolic extents.
+i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
+                    n("ReverseSequence", ["x", "lens"], ["rs"]),
+                    n("MaxUnpool", ["x", "uidx"], ["u"], kernel_shape=[2, 2], strides=[2, 2]),
+                    n("GridSample", ["x", "grid3"], ["g"]),
+                    n("GridSample", ["x", "grid2"], ["gm"], mode="area"),
+                    n("Det", ["m5"], ["d"]),
+                    n("DFT", ["sig"], ["f"], axis=2),
+                    n("STFT", ["sig", "one", "", "n64"], ["st"]),
+                    n("MelWeightMatrix", ["n64", "n64", "n64", "hi", "lo"], ["mw"]),
+                    n("MaxPool", ["vol"], ["p3"], kernel_shape=[2, 2, 2])],
+     inputs=(X, helper.make_tensor_value_info("cond", TensorProto.BOOL, [2]),
+             helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 1, "D", 4, 4])),
+     inits=[i64("lens", [9, 1]), i64("uidx", np.full((1, 2, 4, 4), 999)),
+            f32("grid3", np.zeros((1, 2, 2, 3))), f32("grid2", np.zeros((1, 2, 2, 2))),
+            f32("m5", np.eye(5)), f32("sig", np.zeros((1, 16, 1))), i64("one", 1),
+            i64("n64", 64), f32("hi", 100), f32("lo", 10)],
+     outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "p3"), opset=18)
 # Constant inputs that must hold one value but are empty (each threw
 # std::out_of_range out of the importer once).
 empty = numpy_helper.from_array(np.zeros(0, np.float32), "empty")

@@ -8,11 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuel/Transforms/Fusion.h"
 #include "fuel/IR/Verifier.h"
 #include "fuel/Import/GraphJson.h"
-#include "fuel/Transforms/Fusion.h"
 
 #include <catch2/catch.hpp>
+
+#include <set>
 
 using namespace fuel;
 
@@ -26,14 +28,15 @@ std::string zeros(int n) {
 }
 
 /// The fusion root of every node, by name.
-std::map<std::string, std::string> groupsOf(const std::string &nodes,
-                                            const std::string &outputs) {
+std::map<std::string, std::string> groupsOf(const std::string &nodes, const std::string &outputs) {
   std::string text = R"({"format": "fuel.graph", "version": 1, "name": "g",
     "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 8]}],
     "constants": [{"name": "w", "dtype": "f32", "shape": [8, 8], "data": )" +
                      zeros(64) + R"(},
-                  {"name": "b", "dtype": "f32", "shape": [8], "data": )" + zeros(8) + R"(}],
-    "nodes": )" + nodes + R"(, "outputs": )" + outputs + "}";
+                  {"name": "b", "dtype": "f32", "shape": [8], "data": )" +
+                     zeros(8) + R"(}],
+    "nodes": )" + nodes +
+                     R"(, "outputs": )" + outputs + "}";
   DiagnosticEngine diag;
   std::optional<Graph> g = parseGraphJson(text, "g.json", {}, diag);
   REQUIRE(g);
@@ -108,4 +111,31 @@ TEST_CASE("nodes pinned to different devices never share a group", "[fusion]") {
                          R"(["e"])");
   CHECK(groups["r"] == "r");
   CHECK(groups["e"] == "e");
+}
+
+TEST_CASE("a group binds at most 24 buffers", "[fusion]") {
+  // a_i = a_(i-1) + r_i over 30 reductions r_i, which stay apart (a group
+  // takes one head): one group would read 31 buffers, more than a GPU
+  // shader stage binds.
+  std::map<std::string, std::vector<std::string>> inputs;
+  std::string nodes = "[";
+  for (int i = 0; i < 30; ++i) {
+    std::string r = "r" + std::to_string(i), a = "a" + std::to_string(i);
+    inputs[a] = {i == 0 ? "x" : "a" + std::to_string(i - 1), r};
+    nodes += R"({"id": ")" + r +
+             R"(", "op": "reduce_sum", "inputs": ["x"], "attrs": {"axes": [1], "keepdims": true}},
+               {"id": ")" +
+             a + R"(", "op": "add", "inputs": [")" + inputs[a][0] + R"(", ")" + r + R"("]})" +
+             (i + 1 < 30 ? "," : "]");
+  }
+  auto groups = groupsOf(nodes, R"(["a29"])");
+  std::map<std::string, std::set<std::string>> external;
+  for (const auto &[node, reads] : inputs)
+    for (const std::string &v : reads)
+      if (groups[v] != groups[node])
+        external[groups[node]].insert(v);
+  for (const auto &[root, reads] : external)
+    CHECK(reads.size() + 1 <= 24);
+  CHECK(groups["a0"] != groups["a29"]); // Split...
+  CHECK(groups["a1"] == groups["a2"]);  // ...into groups of many adds.
 }

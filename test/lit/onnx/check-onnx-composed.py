@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""ONNX ops fuelc composes from IR ops (GridSample, 3-D pooling, 1-D
+ConvTranspose, Det, DFT, STFT, Compress, ReverseSequence, MaxUnpool),
+imported, planned for the CPU and run on random inputs, against torch and
+numpy.
+
+Usage: check-onnx-composed.py FUELC FUEL_RUN WORKDIR
+"""
+import numpy as np
+import torch
+import torch.nn.functional as tf
+
+from onnx_case import case, finish, n, rand
+
+
+def t(a):
+    return torch.from_numpy(a.astype(np.float64))
+
+
+def f32(a):
+    return np.asarray(a, np.float64).astype(np.float32)
+
+
+# GridSample: every mode, padding and align_corners, the grid reaching
+# past the borders (padding matters) against torch's grid_sample (whose
+# semantics ONNX adopted); opset 20's mode names.
+image = rand(2, 3, 5, 7)
+grid = rand(2, 4, 6, 2, low=-1.3, high=1.3)
+for mode in ("nearest", "bilinear", "bicubic"):
+    for padding in ("zeros", "border", "reflection"):
+        for align in (0, 1):
+            want = tf.grid_sample(t(image), t(grid), mode=mode, padding_mode=padding,
+                                  align_corners=bool(align))
+            case(f"GridSample_{mode}_{padding}_{align}",
+                 [n("GridSample", ["a", "g"], ["y0"], mode=mode, padding_mode=padding,
+                    align_corners=align)],
+                 [("a", image, None), ("g", grid, None)], [f32(want)], opset=16,
+                 tolerance=(1e-4, 1e-5))
+for mode, torch_mode in (("linear", "bilinear"), ("cubic", "bicubic")):
+    case(f"GridSample_opset20_{mode}", [n("GridSample", ["a", "g"], ["y0"], mode=mode)],
+         [("a", image, None), ("g", grid, None)],
+         [f32(tf.grid_sample(t(image), t(grid), mode=torch_mode, align_corners=False))],
+         opset=20, tolerance=(1e-4, 1e-5))
+
+# 3-D pooling (two 2-D ones): strides, pads, ceil_mode, dilations, padding
+# counted or not, against torch.
+volume = rand(2, 3, 7, 8, 9)
+for name, attrs, reference in [
+        ("MaxPool_3d_strided_padded",
+         dict(kernel_shape=[3, 2, 3], strides=[2, 2, 1], pads=[1, 0, 1, 1, 1, 1]),
+         lambda v: tf.max_pool3d(tf.pad(v, (1, 1, 0, 1, 1, 1), value=-np.inf), (3, 2, 3),
+                                 (2, 2, 1))),
+        ("MaxPool_3d_ceil_dilated", dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], ceil_mode=1,
+                                         dilations=[1, 2, 1]),
+         lambda v: tf.max_pool3d(v, 2, 2, dilation=(1, 2, 1), ceil_mode=True)),
+        ("AveragePool_3d_pads_excluded", dict(kernel_shape=[3, 3, 3], pads=[1, 1, 1, 1, 1, 1]),
+         lambda v: tf.avg_pool3d(v, 3, 1, 1, count_include_pad=False)),
+        ("AveragePool_3d_pads_counted", dict(kernel_shape=[3, 3, 2], strides=[2, 1, 2],
+                                             pads=[1, 1, 1, 1, 1, 1], count_include_pad=1),
+         lambda v: tf.avg_pool3d(v, (3, 3, 2), (2, 1, 2), 1, count_include_pad=True))]:
+    op = name.split("_")[0]
+    case(name, [n(op, ["a"], ["y0"], **attrs)], [("a", volume, None)],
+         [f32(reference(t(volume)))], tolerance=(1e-5, 1e-6))
+
+# 1-D ConvTranspose (a 2-D one of height 1): stride, dilation, pads,
+# output_padding, groups.
+signal, weights, bias = rand(2, 4, 9), rand(4, 3, 3), rand(6)
+case("ConvTranspose_1d", [n("ConvTranspose", ["a", "w", "b"], ["y0"], strides=[2], dilations=[2],
+                            pads=[1, 2], output_padding=[1], group=2)],
+     [("a", signal, None)],
+     [f32(tf.conv_transpose1d(t(signal), t(weights), t(bias), stride=2, padding=0,
+                              output_padding=1, groups=2, dilation=2)[:, :, 1:-2])],
+     initializers=[("w", weights), ("b", bias)], tolerance=(1e-4, 1e-5))
+
+# Det of 1x1 to 4x4 matrices with a batch, against numpy.
+for order in (1, 2, 3, 4):
+    matrices = rand(2, 3, order, order)
+    case(f"Det_{order}", [n("Det", ["a"], ["y0"])], [("a", matrices, None)],
+         [f32(np.linalg.det(matrices.astype(np.float64)))], tolerance=(1e-4, 1e-5))
+
+# DFT (forward, inverse, one-sided, a longer or shorter dft_length) and
+# STFT (with and without a window) against numpy.fft.
+def complex_parts(c):
+    return f32(np.stack([c.real, c.imag], axis=-1))
+
+
+real, cplx = rand(2, 12, 3, 1), rand(2, 12, 3, 2)
+as_complex = cplx[..., 0].astype(np.float64) + 1j * cplx[..., 1]
+case("DFT_real", [n("DFT", ["a"], ["y0"], axis=1)], [("a", real, None)],
+     [complex_parts(np.fft.fft(real[..., 0].astype(np.float64), axis=1))], opset=17,
+     tolerance=(1e-4, 1e-4))
+case("DFT_onesided_axis2", [n("DFT", ["a"], ["y0"], axis=2, onesided=1)], [("a", real, None)],
+     [complex_parts(np.fft.rfft(real[..., 0].astype(np.float64), axis=2))], opset=17,
+     tolerance=(1e-4, 1e-4))
+case("DFT_inverse_complex", [n("DFT", ["a"], ["y0"], axis=1, inverse=1)], [("a", cplx, None)],
+     [complex_parts(np.fft.ifft(as_complex, axis=1))], opset=17, tolerance=(1e-4, 1e-5))
+for length in (8, 16):
+    case(f"DFT_length_{length}", [n("DFT", ["a", "len"], ["y0"], axis=1)], [("a", cplx, None)],
+         [complex_parts(np.fft.fft(as_complex, n=length, axis=1))], opset=17,
+         initializers=[("len", np.array(length, np.int64))], tolerance=(1e-4, 1e-4))
+case("DFT_opset20_axis_input", [n("DFT", ["a", "", "ax"], ["y0"])], [("a", cplx, None)],
+     [complex_parts(np.fft.fft(as_complex, axis=2))], opset=20,
+     initializers=[("ax", np.array(-2, np.int64))], tolerance=(1e-4, 1e-4))
+audio, window = rand(2, 50, 1), rand(10)
+frames = np.stack([audio[:, s:s + 10, 0] for s in range(0, 41, 4)], axis=1).astype(np.float64)
+case("STFT_window", [n("STFT", ["a", "step", "w"], ["y0"])], [("a", audio, None), ("w", window, None)],
+     [complex_parts(np.fft.rfft(frames * window, axis=2))], opset=17,
+     initializers=[("step", np.array(4, np.int64))], tolerance=(1e-4, 1e-4))
+case("STFT_two_sided", [n("STFT", ["a", "step", "", "len"], ["y0"], onesided=0)],
+     [("a", audio, None)], [complex_parts(np.fft.fft(frames, axis=2))], opset=17,
+     initializers=[("step", np.array(4, np.int64)), ("len", np.array(10, np.int64))],
+     tolerance=(1e-4, 1e-4))
+
+# Selections of constants: Compress (an axis, the flattened input, a
+# condition shorter than the axis), ReverseSequence (both layouts),
+# MaxUnpool of torch's max_pool2d indices (made whole-tensor, as ONNX's).
+data = rand(3, 5, 4)
+keep = np.array([1, 0, 1, 1], bool)
+case("Compress_axis", [n("Compress", ["a", "c"], ["y0"], axis=1)], [("a", data, None)],
+     [np.compress(keep, data, axis=1)], initializers=[("c", keep)])
+case("Compress_flat", [n("Compress", ["a", "c"], ["y0"])], [("a", data, None)],
+     [np.compress(keep, data)], initializers=[("c", keep)])
+lens = np.array([2, 5, 1], np.int64)
+reversed_batch = data.copy()
+for b, length in enumerate(lens):
+    reversed_batch[b, :length] = data[b, :length][::-1]
+case("ReverseSequence_batch_first", [n("ReverseSequence", ["a", "l"], ["y0"], batch_axis=0,
+                                       time_axis=1)],
+     [("a", data, None)], [reversed_batch], initializers=[("l", lens)])
+case("ReverseSequence_time_first", [n("ReverseSequence", ["a", "l"], ["y0"])],
+     [("a", data.transpose(1, 0, 2).copy(), None)], [reversed_batch.transpose(1, 0, 2)],
+     initializers=[("l", lens)])
+planes = rand(2, 3, 6, 8)
+pooled, plane_index = tf.max_pool2d(torch.from_numpy(planes), 2, 2, return_indices=True)
+whole_index = plane_index.numpy() + (np.arange(6).reshape(2, 3, 1, 1) * 48)
+case("MaxUnpool", [n("MaxUnpool", ["a", "i"], ["y0"], kernel_shape=[2, 2], strides=[2, 2])],
+     [("a", pooled.numpy(), None)],
+     [tf.max_unpool2d(pooled, plane_index, 2, 2).numpy()], initializers=[("i", whole_index)])
+
+finish()
