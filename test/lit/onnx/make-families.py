@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes one small ONNX model per op family the importer composes from IR
 ops (recurrent, quantized, scatter/gather, selection, normalization,
-optimizer, wide-integer and bit ops) into argv[1]: seeds for the
+optimizer, wide-integer and bit ops, sampling, spectral) into argv[1]: seeds for the
 onnx-import fuzzer, and models test/lit/onnx/families.test plans."""
 import os
 import sys
@@ -78,3 +78,16 @@ save("bits", [n("BitShift", ["a", "b"], ["s"], direction="RIGHT"), n("Max", ["s"
 save("window", [n("HannWindow", ["size"], ["w"]), n("Acos", ["x"], ["a"]),
                 n("Mul", ["w", "a"], ["y"])],
      [("x", F, [8])], [("y", F, None)], [const("size", np.int64(8))])
+save("sampling", [n("GridSample", ["x", "g"], ["s"], mode="bicubic", padding_mode="reflection"),
+                  n("MaxPool", ["v"], ["p"], kernel_shape=[2, 2, 2], pads=[1, 0, 0, 1, 1, 1]),
+                  n("Det", ["m"], ["d"])],
+     [("x", F, [1, 2, 4, 5]), ("g", F, [1, 3, 3, 2]), ("v", F, [1, 2, 3, 4, 4]),
+      ("m", F, [2, 3, 3])], [("s", F, None), ("p", F, None), ("d", F, None)], opsets=(("", 16),))
+save("spectral", [n("STFT", ["x", "step", "w"], ["s"]), n("DFT", ["s"], ["d"], axis=2, inverse=1)],
+     [("x", F, [1, 32, 1]), ("w", F, [8])], [("d", F, None)], [const("step", np.int64(4))])
+save("selections", [n("Compress", ["x", "c"], ["k"], axis=1),
+                    n("ReverseSequence", ["k", "l"], ["r"], batch_axis=0, time_axis=1),
+                    n("MaxUnpool", ["x", "i"], ["u"], kernel_shape=[1, 2], strides=[1, 2])],
+     [("x", F, [1, 3, 1, 4])], [("r", F, None), ("u", F, None)],
+     [const("c", np.array([1, 0, 1], bool)), const("l", np.array([2], np.int64)),
+      const("i", np.array([[[[1, 2, 5, 7]], [[8, 11, 13, 14]], [[17, 18, 20, 23]]]], np.int64))])
