@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 
 using namespace fuel;
 using namespace fuel::onnximport;
@@ -224,15 +226,34 @@ std::optional<KnownTensor> floatRange(Importer &im) {
   return out;
 }
 
-/// Float scalar arithmetic over known inputs (Cast, Add, Sub, Mul, Div,
-/// Neg of one-element tensors, at least one of them or the cast's target a
-/// float): the window functions' expanded bodies compute their Range's
-/// bounds this way. Computed in double, rounded to the output dtype.
+/// Scalar arithmetic over known one-element inputs: Cast, Add, Sub, Mul,
+/// Div, Neg, Ceil, Floor, Relu where one of them or the cast's target is a
+/// float (the window functions' and Range's expanded bodies compute bounds
+/// and trip counts so), and comparisons and logic of any type (a Loop
+/// body's condition). Computed in long double (exact for 64-bit integers),
+/// rounded to the output dtype (a cast to an integer truncates).
 std::optional<KnownTensor> foldRealScalar(Importer &im, const std::string &op) {
-  bool binary = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
-  if (!binary && op != "Cast" && op != "Neg")
+  static const std::map<std::string, std::function<long double(long double, long double)>> kBinary =
+      {{"Add", std::plus<long double>()},
+       {"Sub", std::minus<long double>()},
+       {"Mul", std::multiplies<long double>()},
+       {"Div", std::divides<long double>()},
+       {"Less", std::less<long double>()},
+       {"LessOrEqual", std::less_equal<long double>()},
+       {"Greater", std::greater<long double>()},
+       {"GreaterOrEqual", std::greater_equal<long double>()},
+       {"Equal", std::equal_to<long double>()},
+       {"And", std::logical_and<long double>()},
+       {"Or", std::logical_or<long double>()},
+       {"Xor", std::not_equal_to<long double>()}};
+  auto binaryOp = kBinary.find(op);
+  bool binary = binaryOp != kBinary.end();
+  bool logical = op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual" ||
+                 op == "Equal" || op == "And" || op == "Or" || op == "Xor" || op == "Not";
+  if (!binary && op != "Cast" && op != "Neg" && op != "Ceil" && op != "Floor" && op != "Relu" &&
+      op != "Not")
     return std::nullopt;
-  std::vector<double> values;
+  std::vector<long double> values; // Exact for 64-bit integers too.
   bool anyFloat = false, anyVector = false;
   DType type = DType::F32;
   for (size_t i = 0; i < (binary ? 2u : 1u); ++i) {
@@ -242,7 +263,7 @@ std::optional<KnownTensor> foldRealScalar(Importer &im, const std::string &op) {
     anyFloat |= isFloat(t->dtype);
     anyVector |= !t->shape.empty();
     type = t->dtype;
-    values.push_back(t->reals().at(0));
+    values.push_back(isFloat(t->dtype) ? t->reals().at(0) : t->ints().at(0));
   }
   if (op == "Cast") {
     std::optional<DType> to = dtypeOfOnnx(im.attrInt("to", 0));
@@ -251,20 +272,30 @@ std::optional<KnownTensor> foldRealScalar(Importer &im, const std::string &op) {
     anyFloat |= isFloat(*to);
     type = *to;
   }
-  if (!anyFloat)
+  // Integer arithmetic is the exact, symbolic fold's (below); comparisons
+  // and logic of any type fold here (a Loop body's condition).
+  if (!anyFloat && !logical)
     return std::nullopt;
-  double v = values[0];
-  if (op == "Add")
-    v += values[1];
-  else if (op == "Sub")
-    v -= values[1];
-  else if (op == "Mul")
-    v *= values[1];
-  else if (op == "Div")
-    v /= values[1];
+  if (logical)
+    type = DType::Bool;
+  long double v = values[0];
+  if (binary)
+    v = binaryOp->second(v, values[1]);
+  else if (op == "Not")
+    v = v == 0;
   else if (op == "Neg")
     v = -v;
-  KnownTensor out = scalar(v, type);
+  else if (op == "Ceil")
+    v = std::ceil(v);
+  else if (op == "Floor")
+    v = std::floor(v);
+  else if (op == "Relu")
+    v = std::max(v, 0.0L);
+  if (type == DType::Bool)
+    v = v != 0;
+  else if (isInteger(type) && !(std::abs(v) < 9e18)) // NaN too: no integer holds it.
+    return std::nullopt;
+  KnownTensor out = scalar(static_cast<double>(v), type);
   if (anyVector)
     out.shape = {1};
   return out;
@@ -318,6 +349,10 @@ bool onnximport::foldConstant(Importer &im) {
   const std::string &op = im.current().op_type();
   if (op == "ConstantOfShape" || op == "Range")
     return foldGenerator(im, op);
+  if (op == "Identity" && im.constantInput(0)) { // A Loop body's condition, passed on.
+    im.bindBound(0, im.boundInput(0));
+    return true;
+  }
   if (std::optional<KnownTensor> real = foldRealScalar(im, op)) {
     im.bindConstant(std::move(*real));
     return true;

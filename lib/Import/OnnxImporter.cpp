@@ -163,7 +163,7 @@ Importer::Importer(const onnx::ModelProto &model, std::string fileName,
     : model(model), fileName(std::move(fileName)), diag(diag), frozen(frozen) {}
 
 void Importer::addKnown(const std::string &name, KnownTensor tensor) {
-  NodeId id = graph.createNode(OpKind::Constant, name);
+  NodeId id = graph.createNode(OpKind::Constant, name + scope);
   graph.addResults(1);
   Shape shape;
   for (int64_t d : tensor.shape)
@@ -292,7 +292,7 @@ bool Importer::unsupported(const std::string &why) {
 std::optional<NodeId> Importer::add(OpKind kind, const std::vector<ValueRef> &operands,
                                     const std::function<void(Graph &)> &setAttrs,
                                     const std::string &suffix, unsigned results) {
-  NodeId id = graph.createNode(kind, node->output(0) + suffix);
+  NodeId id = graph.createNode(kind, node->output(0) + scope + suffix);
   for (ValueRef v : operands)
     graph.addOperand(v);
   if (setAttrs)
@@ -310,7 +310,7 @@ std::optional<NodeId> Importer::add(OpKind kind, const std::vector<ValueRef> &op
 }
 
 ValueRef Importer::addConstant(const KnownTensor &t, const std::string &suffix) {
-  NodeId id = graph.createNode(OpKind::Constant, node->output(0) + suffix);
+  NodeId id = graph.createNode(OpKind::Constant, node->output(0) + scope + suffix);
   graph.addResults(1);
   Shape shape;
   for (int64_t d : t.shape)
@@ -329,6 +329,129 @@ void Importer::bindConstant(KnownTensor t) {
 void Importer::bind(size_t i, ValueRef value) {
   if (i < static_cast<size_t>(node->output_size()) && !node->output(i).empty())
     values[node->output(i)] = value;
+}
+
+Importer::Bound Importer::boundInput(size_t i) const {
+  Bound b{values.at(node->input(i)), std::nullopt};
+  if (const KnownTensor *t = constantInput(i))
+    b.known = *t;
+  return b;
+}
+
+void Importer::bindBound(size_t i, const Bound &b) {
+  bind(i, b.value);
+  if (b.known && i < static_cast<size_t>(node->output_size()) && !node->output(i).empty())
+    known[node->output(i)] = *b.known;
+}
+
+std::optional<std::vector<Importer::Bound>>
+Importer::inlineGraph(const onnx::GraphProto &body, const std::vector<Bound> &inputs,
+                      const std::string &tag) {
+  constexpr unsigned kMaxDepth = 16;
+  if (inlineDepth >= kMaxDepth) {
+    unsupported("subgraphs nest deeper than " + std::to_string(kMaxDepth) + " levels");
+    return std::nullopt;
+  }
+  if (static_cast<size_t>(body.input_size()) != inputs.size()) {
+    unsupported("the subgraph takes " + std::to_string(body.input_size()) + " inputs, not " +
+                std::to_string(inputs.size()));
+    return std::nullopt;
+  }
+  const onnx::NodeProto *outer = node;
+  std::string outerScope = scope;
+  unsigned errorsBefore = errors;
+  scope += "@" + tag;
+  ++inlineDepth;
+  for (int i = 0; i < body.input_size(); ++i) {
+    const std::string &name = body.input(i).name();
+    values[name] = inputs[i].value;
+    symbolic.erase(name);
+    missing.erase(name);
+    if (inputs[i].known)
+      known[name] = *inputs[i].known;
+    else
+      known.erase(name);
+  }
+  for (const onnx::TensorProto &t : body.initializer()) {
+    KnownTensor tensor;
+    std::string why;
+    if (decodeTensor(t, tensor, why)) {
+      addKnown(t.name(), std::move(tensor));
+    } else {
+      SourceLocation loc;
+      loc.file = fileName;
+      loc.node = t.name();
+      diag.error(std::move(loc), "initializer: " + why);
+      ++errors;
+    }
+  }
+  importNodes(body.node());
+  std::vector<Bound> outputs;
+  for (const onnx::ValueInfoProto &out : body.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end() || missing.count(out.name())) {
+      if (!missing.count(out.name())) {
+        node = outer;
+        unsupported("the subgraph's output '" + out.name() + "' is never computed");
+      }
+      continue;
+    }
+    auto k = known.find(out.name());
+    outputs.push_back({it->second, k == known.end() ? std::nullopt
+                                                    : std::optional<KnownTensor>(k->second)});
+  }
+  --inlineDepth;
+  scope = outerScope;
+  node = outer;
+  if (errors != errorsBefore)
+    return std::nullopt;
+  return outputs;
+}
+
+void Importer::countUses(const onnx::GraphProto &g) {
+  for (const onnx::NodeProto &n : g.node()) {
+    for (const std::string &in : n.input())
+      ++uses[in];
+    for (const onnx::AttributeProto &a : n.attribute())
+      if (a.has_g())
+        countUses(a.g());
+  }
+  for (const onnx::ValueInfoProto &out : g.output())
+    ++uses[out.name()];
+}
+
+void Importer::importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes) {
+  for (const onnx::NodeProto &n : nodes) {
+    node = &n;
+    // An unrolled body defines its values again: forget the last
+    // iteration's constants.
+    for (const std::string &out : n.output()) {
+      known.erase(out);
+      symbolic.erase(out);
+      values.erase(out);
+      missing.erase(out);
+    }
+    bool known = n.domain() == kTrainingDomain ? trainingOpset > 0
+                                               : (n.domain() == "" || n.domain() == "ai.onnx") &&
+                                                     defaultDomain;
+    if (!known) {
+      unsupported("operators of domain '" + n.domain() +
+                  "' are not supported (or the model imports no opset of it)");
+    } else {
+      bool inputsReady = true;
+      for (const std::string &in : n.input())
+        if (!in.empty() && !values.count(in) && !symbolic.count(in)) {
+          inputsReady = false;
+          if (!missing.count(in))
+            unsupported("input '" + in + "' is not defined before this node");
+          missing[in] = true;
+        }
+      if (inputsReady && n.output_size() > 0 && (foldConstant(*this) || importOp(*this)))
+        continue;
+    }
+    for (const std::string &out : n.output())
+      missing[out] = true; // Readers are skipped: one diagnostic per cause.
+  }
 }
 
 bool Importer::declareInput(const onnx::ValueInfoProto &info) {
@@ -367,7 +490,6 @@ bool Importer::declareInput(const onnx::ValueInfoProto &info) {
 }
 
 std::optional<Graph> Importer::run() {
-  bool defaultDomain = false;
   for (const onnx::OperatorSetIdProto &o : model.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") {
       opset = o.version();
@@ -393,11 +515,7 @@ std::optional<Graph> Importer::run() {
   }
   const onnx::GraphProto &g = model.graph();
   graph.setName(g.name());
-  for (const onnx::NodeProto &n : g.node())
-    for (const std::string &in : n.input())
-      ++uses[in];
-  for (const onnx::ValueInfoProto &out : g.output())
-    ++uses[out.name()];
+  countUses(g);
   // Initializers are constants (and may shadow graph inputs of the same name).
   for (const onnx::TensorProto &t : g.initializer()) {
     KnownTensor tensor;
@@ -424,29 +542,7 @@ std::optional<Graph> Importer::run() {
   for (const onnx::ValueInfoProto &in : g.input())
     if (!values.count(in.name()) && !declareInput(in))
       ++errors;
-  for (const onnx::NodeProto &n : g.node()) {
-    node = &n;
-    bool known = n.domain() == kTrainingDomain ? trainingOpset > 0
-                                               : (n.domain() == "" || n.domain() == "ai.onnx") &&
-                                                     defaultDomain;
-    if (!known) {
-      unsupported("operators of domain '" + n.domain() +
-                  "' are not supported (or the model imports no opset of it)");
-    } else {
-      bool inputsReady = true;
-      for (const std::string &in : n.input())
-        if (!in.empty() && !values.count(in) && !symbolic.count(in)) {
-          inputsReady = false;
-          if (!missing.count(in))
-            unsupported("input '" + in + "' is not defined before this node");
-          missing[in] = true;
-        }
-      if (inputsReady && n.output_size() > 0 && (foldConstant(*this) || importOp(*this)))
-        continue;
-    }
-    for (const std::string &out : n.output())
-      missing[out] = true; // Readers are skipped: one diagnostic per cause.
-  }
+  importNodes(g.node());
   for (const onnx::ValueInfoProto &out : g.output()) {
     auto it = values.find(out.name());
     if (it != values.end()) {

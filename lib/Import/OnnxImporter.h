@@ -5,7 +5,9 @@
 // goes, so op handlers (OnnxOps.cpp) can use operand shapes and constant
 // inputs. A node that cannot be imported is reported and its outputs marked
 // missing; nodes reading them are skipped silently (one root cause, one
-// diagnostic), and the import fails after listing every problem.
+// diagnostic), and the import fails after listing every problem. Subgraphs
+// (If branches, Loop and Scan bodies) are imported in place, once per
+// unrolled iteration (inlineGraph; OnnxControlFlow.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_IMPORT_ONNXIMPORTER_H
@@ -100,7 +102,30 @@ public:
   /// Reports that the current node cannot be imported, saying why.
   bool unsupported(const std::string &why);
 
+  /// A value bound to a subgraph's input or produced as its output; `known`
+  /// when its value is known at import.
+  struct Bound {
+    ValueRef value;
+    std::optional<KnownTensor> known;
+  };
+  /// Input `i` of the current node as a Bound.
+  Bound boundInput(size_t i) const;
+  /// Binds output `i` of the current node to `b` (known to later nodes
+  /// when `b` is).
+  void bindBound(size_t i, const Bound &b);
+  /// Imports the nodes of `body` (an If branch, a Loop or Scan body) in
+  /// place of the current node, its inputs bound to `inputs` and the outer
+  /// graph's values visible; the IR nodes' names get `tag` appended (one
+  /// per unrolled iteration). Returns the body's outputs, or nullopt after
+  /// reporting (the body's nodes report their own problems).
+  std::optional<std::vector<Bound>> inlineGraph(const onnx::GraphProto &body,
+                                                const std::vector<Bound> &inputs,
+                                                const std::string &tag);
+
 private:
+  void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes);
+  /// Counts the readers of every value, in subgraphs too.
+  void countUses(const onnx::GraphProto &g);
   bool declareInput(const onnx::ValueInfoProto &info);
   /// A named constant known at import (initializers, frozen inputs).
   void addKnown(const std::string &name, KnownTensor tensor);
@@ -116,6 +141,9 @@ private:
   std::map<std::string, int> uses; // ONNX value name -> readers.
   std::map<std::string, bool> missing;
   unsigned errors = 0;
+  bool defaultDomain = false;
+  std::string scope;       // Appended to IR node names inside subgraphs.
+  unsigned inlineDepth = 0; // Of nested subgraphs, bounded.
 };
 
 /// The dtype of an ONNX element type, or nullopt for those fuelc lacks.

@@ -11,7 +11,8 @@
 // domain's optimizer steps; OnnxScatter.cpp: scatters and GatherND;
 // OnnxGridSample.cpp: GridSample; OnnxStaticSelect.cpp: Compress,
 // ReverseSequence and MaxUnpool of constant selections; OnnxDet.cpp: Det;
-// OnnxSpectral.cpp: DFT, STFT, MelWeightMatrix).
+// OnnxSpectral.cpp: DFT, STFT, MelWeightMatrix; OnnxControlFlow.cpp: If,
+// Loop and Scan resolved at import).
 // They share the helpers here and the Composer, which builds one ONNX op
 // from several IR ops.
 //
@@ -48,6 +49,7 @@ void addGridSampleHandlers(HandlerTable &table);
 void addStaticSelectHandlers(HandlerTable &table);
 void addDetHandlers(HandlerTable &table);
 void addSpectralHandlers(HandlerTable &table);
+void addControlFlowHandlers(HandlerTable &table);
 /// Registers the optimizers under "ai.onnx.preview.training.<op>".
 void addOptimizerHandlers(HandlerTable &table);
 
@@ -87,7 +89,10 @@ ValueRef addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands);
 /// by the Importer) fails the rest.
 class Composer {
 public:
-  explicit Composer(Importer &im) : im(im), x(im.input(0)), type(im.graph.dtype(x)) {}
+  /// On the node's input 0 (if it has one: a Loop's trip count is optional).
+  explicit Composer(Importer &im)
+      : im(im), x(im.hasInput(0) ? im.input(0) : ValueRef{}),
+        type(im.hasInput(0) ? im.graph.dtype(x) : DType::F32) {}
 
   Importer &im;
   ValueRef x;

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """ONNX ops fuelc composes from IR ops (GridSample, 3-D pooling, 1-D
-ConvTranspose, Det, DFT, STFT, Compress, ReverseSequence, MaxUnpool),
-imported, planned for the CPU and run on random inputs, against torch and
-numpy.
+ConvTranspose, Det, DFT, STFT, Compress, ReverseSequence, MaxUnpool) and
+control flow it resolves at import (If, Loop, Scan), imported, planned for
+the CPU and run on random inputs, against torch and numpy.
 
 Usage: check-onnx-composed.py FUELC FUEL_RUN WORKDIR
 """
 import numpy as np
 import torch
 import torch.nn.functional as tf
+from onnx import TensorProto, helper, numpy_helper
 
 from onnx_case import case, finish, n, rand
 
@@ -136,5 +137,67 @@ whole_index = plane_index.numpy() + (np.arange(6).reshape(2, 3, 1, 1) * 48)
 case("MaxUnpool", [n("MaxUnpool", ["a", "i"], ["y0"], kernel_shape=[2, 2], strides=[2, 2])],
      [("a", pooled.numpy(), None)],
      [tf.max_unpool2d(pooled, plane_index, 2, 2).numpy()], initializers=[("i", whole_index)])
+
+# Control flow resolved at import: an If with a constant condition (each
+# branch reading outer values), a counted Loop with a scan output and a
+# body initializer and outer input, a while Loop whose condition the body
+# computes from the iteration number, a Scan along axis 1 read backwards
+# with its outputs stacked along axis 1, and opset 8's batched Scan.
+def graph(name, nodes, inputs, outputs, inits=()):
+    value = lambda v: helper.make_tensor_value_info(v[0], v[1], v[2])
+    return helper.make_graph(nodes, name, [value(i) for i in inputs],
+                             [value(o) for o in outputs], list(inits))
+
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+a, w = rand(3, 4), rand(3, 4)
+then_branch = graph("then", [n("Mul", ["a", "two"], ["t"])], [], [("t", F, [3, 4])])
+else_branch = graph("else", [n("Add", ["a", "two"], ["e"])], [], [("e", F, [3, 4])])
+for taken in (True, False):
+    case(f"If_{'then' if taken else 'else'}",
+         [n("If", ["c"], ["y0"], then_branch=then_branch, else_branch=else_branch)],
+         [("a", a, None)], [a * 2 if taken else a + 2],
+         initializers=[("c", np.array(taken)), ("two", np.array(2, np.float32))])
+half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+counted = graph("body", [n("Cast", ["i"], ["fi"], to=F), n("Mul", ["s", "half"], ["h"]),
+                         n("Add", ["h", "fi"], ["s2"]), n("Identity", ["c"], ["c2"]),
+                         n("Mul", ["s2", "w"], ["scan"])],
+                [("i", I64, []), ("c", B, []), ("s", F, [3, 4])],
+                [("c2", B, []), ("s2", F, [3, 4]), ("scan", F, [3, 4])], [half])
+state, stacked = a.astype(np.float64), []
+for i in range(5):
+    state = state * 0.5 + i
+    stacked.append(state * w)
+case("Loop_counted_scan", [n("Loop", ["m", "", "a"], ["y0", "y1"], body=counted)],
+     [("a", a, None), ("w", w, None)], [f32(state), f32(np.stack(stacked))],
+     initializers=[("m", np.array(5, np.int64))])
+one = numpy_helper.from_array(np.array(1, np.int64), "one")
+three = numpy_helper.from_array(np.array(3, np.int64), "three")
+whiled = graph("body", [n("Add", ["i", "one"], ["next"]), n("Less", ["next", "three"], ["c2"]),
+                        n("Cast", ["i"], ["fi"], to=F), n("Add", ["s", "fi"], ["s2"])],
+               [("i", I64, []), ("c", B, []), ("s", F, [3, 4])],
+               [("c2", B, []), ("s2", F, [3, 4])], [one, three])
+case("Loop_while", [n("Loop", ["", "go", "a"], ["y0"], body=whiled)], [("a", a, None)],
+     [a + 0 + 1 + 2], initializers=[("go", np.array(True))])
+summed = graph("body", [n("Add", ["s", "x"], ["s2"]), n("Mul", ["s2", "two"], ["out"])],
+               [("s", F, [4]), ("x", F, [4])], [("s2", F, [4]), ("out", F, [4])])
+h0, xs = rand(4), rand(4, 6)
+running, outs = h0.astype(np.float64), []
+for t in reversed(range(6)):
+    running = running + xs[:, t]
+    outs.append(running * 2)
+case("Scan_reversed_axis1", [n("Scan", ["h", "xs"], ["y0", "y1"], body=summed, num_scan_inputs=1,
+                               scan_input_axes=[1], scan_input_directions=[1],
+                               scan_output_axes=[1])],
+     [("h", h0, None), ("xs", xs, None)], [f32(running), f32(np.stack(outs, axis=1))],
+     initializers=[("two", np.array(2, np.float32))], tolerance=(1e-5, 1e-6))
+batched = graph("body", [n("Add", ["s", "x"], ["s2"]), n("Identity", ["s2"], ["out"])],
+                [("s", F, [3]), ("x", F, [3])], [("s2", F, [3]), ("out", F, [3])])
+h8, x8 = rand(2, 3), rand(2, 5, 3)
+case("Scan_opset8_batched", [n("Scan", ["", "h", "xs"], ["y0", "y1"], body=batched,
+                               num_scan_inputs=1)],
+     [("h", h8, None), ("xs", x8, None)],
+     [f32(h8 + x8.sum(axis=1)), f32(h8[:, None] + np.cumsum(x8.astype(np.float64), axis=1))],
+     opset=8, tolerance=(1e-5, 1e-6))
 
 finish()

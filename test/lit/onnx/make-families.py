@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes one small ONNX model per op family the importer composes from IR
 ops (recurrent, quantized, scatter/gather, selection, normalization,
-optimizer, wide-integer and bit ops, sampling, spectral) into argv[1]: seeds for the
+optimizer, wide-integer and bit ops, sampling, spectral, control flow) into
+argv[1]: seeds for the
 onnx-import fuzzer, and models test/lit/onnx/families.test plans."""
 import os
 import sys
@@ -91,3 +92,25 @@ save("selections", [n("Compress", ["x", "c"], ["k"], axis=1),
      [("x", F, [1, 3, 1, 4])], [("r", F, None), ("u", F, None)],
      [const("c", np.array([1, 0, 1], bool)), const("l", np.array([2], np.int64)),
       const("i", np.array([[[[1, 2, 5, 7]], [[8, 11, 13, 14]], [[17, 18, 20, 23]]]], np.int64))])
+
+def body(name, nodes, inputs, outputs, inits=()):
+    value = lambda v: helper.make_tensor_value_info(*v)
+    return helper.make_graph(nodes, name, [value(i) for i in inputs], [value(o) for o in outputs],
+                             list(inits))
+
+
+B = TensorProto.BOOL
+save("control_flow",
+     [n("If", ["yes"], ["i"], then_branch=body("then", [n("Relu", ["x"], ["t"])], [],
+                                               [("t", F, [2, 3])]),
+        else_branch=body("else", [n("Neg", ["x"], ["e"])], [], [("e", F, [2, 3])])),
+      n("Loop", ["three", "", "i"], ["l", "ls"],
+        body=body("loop", [n("Cast", ["k"], ["fk"], to=F), n("Add", ["s", "fk"], ["s2"]),
+                           n("Identity", ["c"], ["c2"]), n("Identity", ["s2"], ["out"])],
+                  [("k", I64, []), ("c", B, []), ("s", F, [2, 3])],
+                  [("c2", B, []), ("s2", F, [2, 3]), ("out", F, [2, 3])])),
+      n("Scan", ["h", "l"], ["sh", "so"], num_scan_inputs=1,
+        body=body("scan", [n("Mul", ["a", "b"], ["ab"]), n("Identity", ["ab"], ["o"])],
+                  [("a", F, [3]), ("b", F, [3])], [("ab", F, [3]), ("o", F, [3])]))],
+     [("x", F, [2, 3]), ("h", F, [3])], [("ls", F, None), ("sh", F, None), ("so", F, None)],
+     [const("yes", np.array(True)), const("three", np.int64(3))])

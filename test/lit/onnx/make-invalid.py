@@ -116,6 +116,44 @@ save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
             f32("m5", np.eye(5)), f32("sig", np.zeros((1, 16, 1))), i64("one", 1),
             i64("n64", 64), f32("hi", 100), f32("lo", 10)],
      outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "p3"), opset=18)
+# Control flow fuelc cannot resolve at import, each reported in one run: an
+# If on a run-time condition, a Loop whose body computes its condition from
+# run-time data, a Loop with neither trip count nor condition, a Loop past
+# the unrolling bound, Ifs nested past 16 levels; opset 8's Scan with
+# sequence lengths.
+B = TensorProto.BOOL
+body_value = lambda name, elem, shape: helper.make_tensor_value_info(name, elem, shape)
+branch = helper.make_graph([n("Identity", ["x"], ["b"])], "branch", [],
+                           [body_value("b", TensorProto.FLOAT, [1, 2, 4, 4])])
+data_cond = helper.make_graph(
+    [n("ReduceSum", ["s"], ["r"], keepdims=0), n("Less", ["r", "zero"], ["c2"]),
+     n("Identity", ["s"], ["s2"])], "body",
+    [body_value("i", TensorProto.INT64, []), body_value("c", B, []),
+     body_value("s", TensorProto.FLOAT, [1, 2, 4, 4])],
+    [body_value("c2", B, []), body_value("s2", TensorProto.FLOAT, [1, 2, 4, 4])],
+    [numpy_helper.from_array(np.array(0, np.float32), "zero")])
+nested = branch
+for level in range(17):
+    nested = helper.make_graph([n("If", ["yes"], [f"n{level}"], then_branch=nested,
+                                  else_branch=nested)], f"level{level}", [],
+                               [body_value(f"n{level}", TensorProto.FLOAT, [1, 2, 4, 4])])
+save("control_flow", [n("If", ["flag"], ["i"], then_branch=branch, else_branch=branch),
+                      n("Loop", ["", "yes", "x"], ["l"], body=data_cond),
+                      n("Loop", ["", "", "x"], ["e"], body=data_cond),
+                      n("Loop", ["many", "", "x"], ["m"], body=data_cond),
+                      n("If", ["yes"], ["d"], then_branch=nested, else_branch=nested)],
+     inputs=(X, helper.make_tensor_value_info("flag", B, [])),
+     inits=[numpy_helper.from_array(np.array(True), "yes"),
+            numpy_helper.from_array(np.array(5000, np.int64), "many")],
+     outputs=("i", "l", "e", "m", "d"))
+summed = helper.make_graph([n("Add", ["s", "v"], ["s2"])], "body",
+                           [body_value("s", TensorProto.FLOAT, [3]),
+                            body_value("v", TensorProto.FLOAT, [3])],
+                           [body_value("s2", TensorProto.FLOAT, [3])])
+save("scan8_lengths", [n("Scan", ["lens", "h", "xs"], ["y"], body=summed, num_scan_inputs=1)],
+     inits=[numpy_helper.from_array(np.array([4], np.int32), "lens"),
+            numpy_helper.from_array(np.zeros((1, 3), np.float32), "h"),
+            numpy_helper.from_array(np.zeros((1, 5, 3), np.float32), "xs")], opset=8)
 # Constant inputs that must hold one value but are empty (each threw
 # std::out_of_range out of the importer once).
 empty = numpy_helper.from_array(np.zeros(0, np.float32), "empty")
