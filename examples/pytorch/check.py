@@ -5,12 +5,13 @@ with fuel-run and compares the outputs with PyTorch's.
 
 Usage: check.py BUILD_DIR MODEL_DIR [--vulkan] [--models NAME,...]
 
-Prints one line per model and batch (the export's and one more, run by the
-same artifact): its output shape, the largest difference from
+Prints one line per model, output and batch (the export's and one more, run
+by the same artifact; the outputs listed in NAME.io.json, if any): its shape, the largest difference from
 PyTorch relative to the output's magnitude, and ok or FAIL (over 1e-4);
 exits 1 when any model fails.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -47,17 +48,27 @@ for name in args.names.split(","):
     plan = stem + ".fplan"
     # The symbolic batch is planned for up to 16; each input binds it.
     run([fuelc, "plan", stem + ".onnx", *target, "--dim", "B=16", "-o", plan])
+    io = json.load(open(stem + ".io.json")) if os.path.exists(stem + ".io.json") else None
     for case in (stem, stem + ".next"):
-        got = case + ".got.npy"
-        run([fuel_run, "-q", plan, "--input", f"x={case}.input.npy", "--output", got], env=env)
-        want, have = np.load(case + ".expected.npy"), np.load(got)
-        if want.shape != have.shape:
-            print(f"{name}: FAIL shape {have.shape}, PyTorch {want.shape}")
-            failed = True
-            continue
-        error = float(np.max(np.abs(have - want)) / max(1e-30, float(np.max(np.abs(want)))))
-        ok = error <= 1e-4
-        failed |= not ok
-        print(f"{name}: f32{list(have.shape)} max relative difference {error:.1e} "
-              f"{'ok' if ok else 'FAIL'}")
+        if io:  # Named inputs and outputs (export.py --sequence).
+            inputs = [(n, f"{case}.{n}.npy") for n in io["inputs"]]
+            outputs = [(n, f"{case}.expected.{n}.npy", f"{case}.got.{n}.npy")
+                       for n in io["outputs"]]
+        else:
+            inputs = [("x", case + ".input.npy")]
+            outputs = [("y", case + ".expected.npy", case + ".got.npy")]
+        run([fuel_run, "-q", plan, *[a for n, path in inputs for a in ("--input", f"{n}={path}")],
+             *[a for _, _, got in outputs for a in ("--output", got)]], env=env)
+        for output, expected, got in outputs:
+            label = f"{name}.{output}" if io else name
+            want, have = np.load(expected), np.load(got)
+            if want.shape != have.shape:
+                print(f"{label}: FAIL shape {have.shape}, PyTorch {want.shape}")
+                failed = True
+                continue
+            error = float(np.max(np.abs(have - want)) / max(1e-30, float(np.max(np.abs(want)))))
+            ok = error <= 1e-4
+            failed |= not ok
+            print(f"{label}: f32{list(have.shape)} max relative difference {error:.1e} "
+                  f"{'ok' if ok else 'FAIL'}")
 sys.exit(1 if failed else 0)

@@ -2,7 +2,7 @@
 """Exports four PyTorch models to ONNX with random weights (fixed seeds),
 with an input and PyTorch's output for it, for fuelc to import, plan and run.
 
-Usage: export.py OUTDIR [--bench | --zoo]
+Usage: export.py OUTDIR [--bench | --zoo | --sequence]
 
 Writes, per model NAME in mlp, encoder, decoder (a GPT-style block),
 resnet18, lstm (two layers), gru (bidirectional): NAME.onnx, NAME.input.npy
@@ -14,15 +14,23 @@ fuelc folds into the derived symbol `4*B`. --bench writes deployment sizes (ResN
 instead of the small test sizes; --zoo writes more torchvision architectures
 instead (ZOO: depthwise and grouped convolutions, channel shuffles, SiLU
 and squeeze-excitation, inception branches, a segmentation head with
-bilinear Resize to sizes computed from the input's shape). Needs Debian's python3-torch and
-python3-torchvision (scripts/install-deps.sh installs them).
+bilinear Resize to sizes computed from the input's shape); --sequence
+writes the models of sequence_models.py instead (a BERT-style encoder with
+a mask, a GPT-2-style decoding step with its cache, a ViT, an LSTM language
+model), which have several named inputs and outputs: NAME.io.json lists
+them, and NAME[.next].INPUT.npy and NAME[.next].expected.OUTPUT.npy hold
+the data. Needs Debian's python3-torch and python3-torchvision
+(scripts/install-deps.sh installs them).
 """
+import json
 import os
 import sys
 
 import numpy as np
 import torch
 import torchvision
+
+from sequence_models import sequence_models
 
 
 class Mlp(torch.nn.Module):
@@ -124,10 +132,36 @@ def export(module, x, path):
                       dynamic_axes={"x": {0: "B"}, "y": {0: "B"}})
 
 
+def export_sequence_model(name, module, out):
+    """Exports with a batch of 2 (symbolic `B`), writes NAME.io.json and
+    the data of batches 2 and 3."""
+    module.eval()
+    axes = getattr(module, "batch_axes", {})
+    names = list(module.inputs) + list(module.outputs)
+    examples = {2: module.example(2), 3: module.example(3)}
+    torch.onnx.export(module, examples[2], os.path.join(out, name + ".onnx"),
+                      input_names=list(module.inputs), output_names=list(module.outputs),
+                      opset_version=17, dynamic_axes={v: {axes.get(v, 0): "B"} for v in names})
+    with open(os.path.join(out, name + ".io.json"), "w") as f:
+        json.dump({"inputs": module.inputs, "outputs": module.outputs}, f)
+    for suffix, batch in (("", 2), (".next", 3)):
+        with torch.no_grad():
+            ys = module(*examples[batch])
+        ys = ys if isinstance(ys, tuple) else (ys,)
+        for n, a in zip(module.inputs, examples[batch]):
+            np.save(os.path.join(out, f"{name}{suffix}.{n}.npy"), a.numpy())
+        for n, a in zip(module.outputs, ys):
+            np.save(os.path.join(out, f"{name}{suffix}.expected.{n}.npy"), a.numpy())
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     flags = sys.argv[2:]
+    if "--sequence" in flags:
+        for name, module in sequence_models():
+            export_sequence_model(name, module, out)
+        return
     for name, module, x in zoo() if "--zoo" in flags else models("--bench" in flags):
         module.eval()
         path = os.path.join(out, name + ".onnx")

@@ -44,7 +44,8 @@ std::optional<IntVector> intVectorOf(Importer &im, size_t i) {
     return v;
   }
   const KnownTensor *t = im.constantInput(i);
-  if (!t || (t->dtype != DType::I64 && t->dtype != DType::I32) || t->shape.size() > 1)
+  if (!t || (t->dtype != DType::I64 && t->dtype != DType::I32 && t->dtype != DType::Bool) ||
+      t->shape.size() > 1)
     return std::nullopt;
   IntVector v{t->dtype, t->shape.empty(), {}};
   for (int64_t x : t->ints())
@@ -109,6 +110,45 @@ std::optional<IntVector> elementwise(const std::string &op, const IntVector &a,
   return out;
 }
 
+/// Equal of two rank <= 1 vectors (numpy broadcasting), when every element
+/// is decided: static ones compare, and a product of symbols (a positive
+/// extent) differs from any static value below 1 (-1 in PyTorch's expand
+/// pattern).
+std::optional<IntVector> equal(const IntVector &a, const IntVector &b) {
+  size_t n = std::max(a.elements.size(), b.elements.size());
+  if ((a.elements.size() != n && a.elements.size() != 1) ||
+      (b.elements.size() != n && b.elements.size() != 1))
+    return std::nullopt;
+  IntVector out{DType::Bool, a.scalar && b.scalar, {}};
+  for (size_t i = 0; i < n; ++i) {
+    const SymbolProduct &x = a.elements[a.elements.size() == 1 ? 0 : i];
+    const SymbolProduct &y = b.elements[b.elements.size() == 1 ? 0 : i];
+    bool xStatic = x.symbols.empty(), yStatic = y.symbols.empty();
+    if (xStatic && yStatic)
+      out.elements.push_back({x.factor == y.factor ? 1 : 0, {}});
+    else if ((xStatic && x.factor < 1) || (yStatic && y.factor < 1))
+      out.elements.push_back({0, {}});
+    else
+      return std::nullopt;
+  }
+  return out;
+}
+
+/// Where(condition, x, y) over rank <= 1 vectors, the condition static.
+std::optional<IntVector> select(const IntVector &c, const IntVector &x, const IntVector &y) {
+  size_t n = std::max({c.elements.size(), x.elements.size(), y.elements.size()});
+  for (const IntVector *v : {&c, &x, &y})
+    if (v->elements.size() != n && v->elements.size() != 1)
+      return std::nullopt;
+  if (!c.isStatic())
+    return std::nullopt;
+  IntVector out{x.dtype, c.scalar && x.scalar && y.scalar, {}};
+  auto at = [](const IntVector &v, size_t i) { return v.elements[v.elements.size() == 1 ? 0 : i]; };
+  for (size_t i = 0; i < n; ++i)
+    out.elements.push_back(at(c, i).factor != 0 ? at(x, i) : at(y, i));
+  return out;
+}
+
 /// The indices numpy slicing picks from a vector of `n` (Slice's inputs;
 /// axes must be {0}).
 std::optional<std::vector<int64_t>> sliceIndices(int64_t n, const std::vector<int64_t> &starts,
@@ -160,6 +200,27 @@ std::optional<IntVector> fold(Importer &im, const std::string &op,
   }
   if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && in.size() == 2)
     return elementwise(op, x, in[1]);
+  if (op == "Equal" && in.size() == 2)
+    return equal(x, in[1]);
+  if (op == "Where" && in.size() == 3)
+    return select(x, in[1], in[2]);
+  // A vector reshaped to one axis (PyTorch's expand pattern reshapes its
+  // target shape to [-1]).
+  if (op == "Reshape" && in.size() == 2 && in[1].isStatic() && in[1].elements.size() == 1 &&
+      (in[1].elements[0].factor == -1 ||
+       in[1].elements[0].factor == static_cast<int64_t>(x.elements.size()))) {
+    IntVector out = x;
+    out.scalar = false;
+    return out;
+  }
+  // The shape of a vector computed from symbolic extents (it has no IR
+  // value to take the shape of).
+  if (op == "Shape" && im.symbolicInput(0) && !im.attr("start") && !im.attr("end")) {
+    IntVector out{DType::I64, false, {}};
+    if (!x.scalar)
+      out.elements.push_back({static_cast<int64_t>(x.elements.size()), {}});
+    return out;
+  }
   if (op == "Neg" && x.isStatic()) {
     IntVector out = x;
     for (SymbolProduct &p : out.elements)

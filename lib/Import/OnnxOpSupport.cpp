@@ -53,12 +53,10 @@ KnownTensor onnximport::intTensor(const std::vector<int64_t> &values, std::vecto
                                   DType dtype) {
   KnownTensor t{dtype, std::move(shape), {}};
   for (int64_t v : values) { // Exact: shape arithmetic holds values such as INT64_MAX.
-    if (dtype == DType::I32) {
-      int32_t narrow = static_cast<int32_t>(v);
-      t.bytes.append(reinterpret_cast<const char *>(&narrow), 4);
-    } else {
+    if (dtype == DType::I64)
       t.bytes.append(reinterpret_cast<const char *>(&v), 8);
-    }
+    else // Narrower: i32, bool.
+      t.bytes += scalar(static_cast<double>(v), dtype).bytes;
   }
   return t;
 }

@@ -60,7 +60,7 @@ bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
 bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {});
 /// A rank-0 tensor holding `value` in `dtype` (rounded as a cast would).
 KnownTensor scalar(double value, DType dtype);
-/// `values` as an i64 (or i32) tensor of `shape`.
+/// `values` as an integer (or bool) tensor of `shape`.
 KnownTensor intTensor(const std::vector<int64_t> &values, std::vector<int64_t> shape,
                       DType dtype = DType::I64);
 /// The integers 0..n-1 in `dtype`, shaped [n] followed by `trailing` unit

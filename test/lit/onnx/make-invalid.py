@@ -154,6 +154,12 @@ save("scan8_lengths", [n("Scan", ["lens", "h", "xs"], ["y"], body=summed, num_sc
      inits=[numpy_helper.from_array(np.array([4], np.int32), "lens"),
             numpy_helper.from_array(np.zeros((1, 3), np.float32), "h"),
             numpy_helper.from_array(np.zeros((1, 5, 3), np.float32), "xs")], opset=8)
+# A key/value cache that grows by concatenation: its extent `P + 1` is a
+# sum of symbols, which fuelc's dims cannot hold (sequence_models.py shows
+# the fixed-capacity cache it takes instead).
+save("growing_cache", [n("Concat", ["past", "new"], ["y"], axis=2)],
+     inputs=(helper.make_tensor_value_info("past", TensorProto.FLOAT, ["B", 2, "P", 8]),
+             helper.make_tensor_value_info("new", TensorProto.FLOAT, ["B", 2, 1, 8])))
 # Constant inputs that must hold one value but are empty (each threw
 # std::out_of_range out of the importer once).
 empty = numpy_helper.from_array(np.zeros(0, np.float32), "empty")
