@@ -60,28 +60,37 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
 
   std::vector<NodeId> root(graph.numNodes());
   std::vector<bool> hasHead(graph.numNodes(), false);
-  // Per group root, the values its members read from outside the group.
+  // Per group root with members, the values they read from outside the
+  // group (filled when the first member joins: most nodes stay alone).
   std::vector<std::vector<ValueRef>> external(graph.numNodes());
-  auto addExternal = [&](std::vector<ValueRef> &into, NodeId n) {
+  auto readsOutside = [&](const std::vector<ValueRef> &group, ValueRef v) {
+    return std::find(group.begin(), group.end(), v) != group.end();
+  };
+  auto addOperands = [&](std::vector<ValueRef> &group, NodeId n) {
     for (ValueRef v : graph.operands(n))
-      if (std::find(into.begin(), into.end(), v) == into.end())
-        into.push_back(v);
+      if (!readsOutside(group, v))
+        group.push_back(v);
   };
   // n joins r's group unless the kernel would bind too many buffers.
   auto join = [&](NodeId n, NodeId r) {
-    std::vector<ValueRef> merged = external[r];
-    merged.erase(std::remove(merged.begin(), merged.end(), ValueRef{n, 0}), merged.end());
-    addExternal(merged, n);
-    if (merged.size() + graph.numResults(r) > kMaxKernelBuffers)
+    std::vector<ValueRef> &group = external[r];
+    if (group.empty())
+      addOperands(group, r);
+    ValueRef joining{n, 0};
+    size_t buffers = group.size() - (readsOutside(group, joining) ? 1 : 0) + graph.numResults(r);
+    auto operands = graph.operands(n);
+    for (auto it = operands.begin(); it != operands.end(); ++it)
+      buffers += !readsOutside(group, *it) && std::find(operands.begin(), it, *it) == it;
+    if (buffers > kMaxKernelBuffers)
       return false;
-    external[r] = std::move(merged);
+    group.erase(std::remove(group.begin(), group.end(), joining), group.end());
+    addOperands(group, n);
     root[n] = r;
     return true;
   };
   for (size_t i = order.size(); i-- > 0;) {
     NodeId n = order[i];
     root[n] = n;
-    addExternal(external[n], n);
     NodeId user = onlyUser[n];
     OpKind kind = graph.kind(n);
     if (user == kShared && !isOutput[n] && graph.numResults(n) == 1) {
