@@ -10,7 +10,8 @@
 // last term is summed and transposed to the output's labels. An ellipsis
 // stands for the same trailing-aligned axes in every operand (broadcast by
 // the products). A label repeated within one operand (a diagonal) is
-// refused.
+// taken first: a product with an identity mask and a sum over one of the
+// two axes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <set>
 
 using namespace fuel;
 using namespace fuel::onnximport;
@@ -41,8 +41,8 @@ public:
     if (!parse(operands, output))
       return false;
     std::vector<Term> terms;
-    for (size_t i = 0; i < operands.size(); ++i)
-      terms.push_back({im.input(i), operands[i]});
+    for (size_t i = 0; i < operands.size() && !k.failed(); ++i)
+      terms.push_back(diagonal({im.input(i), operands[i]}));
     Term result = terms[0];
     for (size_t i = 1; i < terms.size() && !k.failed(); ++i) {
       std::string later = output;
@@ -110,9 +110,6 @@ private:
       if (!std::isalpha(static_cast<unsigned char>(c)))
         return im.unsupported(what + " of the equation has the label '" + std::string(1, c) +
                               "' (labels are letters, with at most one '...')");
-    if (std::set<char>(letters.begin(), letters.end()).size() != letters.size())
-      return im.unsupported(what + " of the equation repeats a label (a diagonal), "
-                                   "which is not supported");
     size_t covered = rank == std::string::npos ? widest : rank - std::min(rank, letters.size());
     if (at == std::string::npos) {
       if (rank != std::string::npos && letters.size() != rank)
@@ -130,6 +127,35 @@ private:
       digits += static_cast<char>('0' + d);
     labels = letters.substr(0, at) + digits + letters.substr(at);
     return true;
+  }
+
+  /// `t` with each label it repeats kept once: the diagonal, taken as a
+  /// product with an identity mask over the two axes and a sum over the
+  /// second (their extents must be one static n).
+  Term diagonal(Term t) {
+    for (size_t j = 1; j < t.labels.size(); ++j) {
+      size_t i = t.labels.find(t.labels[j]);
+      if (i == j)
+        continue;
+      std::vector<Dim> shape = shapeOf(t.value);
+      if (!shape[i].isStatic() || shape[i] != shape[j] || shape[i].size() > 4096) {
+        (void)im.unsupported("a repeated label's axes (a diagonal) must have one static extent "
+                             "of at most 4096");
+        k.markFailed();
+        return t;
+      }
+      int64_t n = shape[i].size();
+      KnownTensor eye{k.type, std::vector<int64_t>(shape.size(), 1), {}};
+      eye.shape[i] = eye.shape[j] = n;
+      for (int64_t a = 0; a < n; ++a)
+        for (int64_t b = 0; b < n; ++b)
+          eye.bytes += scalar(a == b ? 1 : 0, k.type).bytes;
+      ValueRef masked = k.op(OpKind::Mul, {t.value, k.constant(eye)});
+      t = {k.reduce(OpKind::ReduceSum, masked, {static_cast<int64_t>(j)}, false),
+           t.labels.substr(0, j) + t.labels.substr(j + 1)};
+      --j;
+    }
+    return t;
   }
 
   std::vector<Dim> shapeOf(ValueRef v) {

@@ -290,6 +290,10 @@ einsums = [
     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
     ("abc,cd->dba", [(2, 3, 4), (4, 5)]),
     ("ik,jk->ijk", [(3, 4), (2, 4)]),
+    ("...ii->...i", [(2, 3, 4, 4)]),
+    ("ii->", [(5, 5)]),
+    ("iij->j", [(3, 3, 4)]),
+    ("bii,bi->b", [(2, 4, 4), (2, 4)]),
 ]
 for number, (equation, shapes) in enumerate(einsums):
     operands = [rand(*shape) for shape in shapes]
