@@ -242,8 +242,8 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
   if (rank != 3 && rank != 4 && !(pool && rank == 5))
     return fail(pool ? "only 1-D, 2-D and 3-D windows (rank-3 to rank-5 input) are supported"
                      : "only 1-D and 2-D convolutions (rank-3 or rank-4 input) are supported");
-  if (kind == OpKind::MaxPool2D && im.outputUsed(1))
-    return fail("the Indices output is not supported");
+  if (kind == OpKind::MaxPool2D && im.outputUsed(1) && rank != 4)
+    return fail("the Indices output is supported for 2-D pooling");
   ShapeRef weight = kind == OpKind::Conv2D ? im.graph.shape(operands[1]) : ShapeRef();
   std::optional<Window> read = readWindow(im, kind, x, weight);
   if (!read)
@@ -263,13 +263,79 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
 }
 
 namespace {
+/// MaxPool's Indices output for the pooled `y` of the rank-4 `x`: each
+/// window's first position holding the maximum, as a flat index into x
+/// (row-major, or column-major per plane with storage_order=1). Each window
+/// tap is a strided slice of x padded with the lowest value; walked from
+/// the last tap to the first, a tap equal to the maximum takes the index.
+ValueRef maxPoolIndices(Composer &k, ValueRef x, ValueRef y) {
+  Importer &im = k.im;
+  ShapeRef in = im.graph.shape(x), out = im.graph.shape(y);
+  std::optional<Window> read = readWindow(im, OpKind::MaxPool2D, in, ShapeRef());
+  std::optional<int64_t> count = staticElementCount(in);
+  if (!read || read->kernel.size() != 2 || !count || *count > (int64_t(1) << 24) ||
+      !isFloat(im.graph.dtype(x))) {
+    if (read)
+      im.unsupported("the Indices output needs a float input with static extents (at most "
+                     "2^24 elements) and a 2-D window");
+    k.markFailed();
+    return x;
+  }
+  Window w = *read;
+  int64_t n = in[0].size(), c = in[1].size(), h = in[2].size(), wd = in[3].size();
+  int64_t oh = out[2].size(), ow = out[3].size();
+  bool columnMajor = im.attrInt("storage_order", 0) != 0;
+  // Pads at the end reach the last window's taps (ceil_mode may need more).
+  std::vector<int64_t> pads{0, 0, w.pad(0, false), w.pad(1, false), 0, 0, 0, 0};
+  int64_t extent[2] = {h, wd}, outs[2] = {oh, ow};
+  for (size_t a = 0; a < 2; ++a) {
+    int64_t reach = (outs[a] - 1) * w.stride(a) + (w.kernel[a] - 1) * w.dilation(a) + 1;
+    pads[6 + a] = std::max<int64_t>(reach - w.pad(a, false) - extent[a], 0);
+  }
+  ValueRef padded = k.op(OpKind::Pad, {x}, [&](Graph &g) {
+    g.addIntsAttr(AttrName::Pads, pads);
+    g.addFloatAttr(AttrName::Value, -std::numeric_limits<float>::max());
+  });
+  ValueRef index;
+  for (int64_t tap = w.kernel[0] * w.kernel[1]; tap-- > 0;) {
+    int64_t r0 = tap / w.kernel[1] * w.dilation(0), c0 = tap % w.kernel[1] * w.dilation(1);
+    std::vector<int64_t> at;
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t row = i * w.stride(0) - w.pad(0, false) + r0;
+        int64_t col = j * w.stride(1) - w.pad(1, false) + c0;
+        at.push_back(columnMajor ? col * h + row : row * wd + col);
+      }
+    ValueRef position = k.constant(intTensor(at, {oh, ow}));
+    if (tap + 1 == w.kernel[0] * w.kernel[1]) { // The last tap: the default.
+      index = position;
+      continue;
+    }
+    ValueRef v = k.op(OpKind::Slice, {padded}, [&](Graph &g) {
+      g.addIntsAttr(AttrName::Starts, std::vector<int64_t>{r0, c0});
+      g.addIntsAttr(AttrName::Ends, std::vector<int64_t>{r0 + (oh - 1) * w.stride(0) + 1,
+                                                         c0 + (ow - 1) * w.stride(1) + 1});
+      g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{2, 3});
+      g.addIntsAttr(AttrName::Steps, std::vector<int64_t>{w.stride(0), w.stride(1)});
+    });
+    index = k.op(OpKind::Where, {k.op(OpKind::Eq, {v, y}), position, index});
+  }
+  std::vector<int64_t> planes; // (n * C + c) * H * W per plane.
+  for (int64_t p = 0; p < n * c; ++p)
+    planes.push_back(p * h * wd);
+  return k.op(OpKind::Add, {index, k.constant(intTensor(planes, {n, c, 1, 1}))});
+}
+
 bool windowed(Importer &im, OpKind kind) {
   Composer k(im);
   std::vector<ValueRef> operands;
   for (size_t i = 0; i < im.numInputs(); ++i)
     if (im.hasInput(i))
       operands.push_back(im.input(i));
-  return k.finish(addWindowed(k, kind, operands));
+  ValueRef y = addWindowed(k, kind, operands);
+  if (kind == OpKind::MaxPool2D && im.outputUsed(1) && !k.failed())
+    k.finish(maxPoolIndices(k, operands[0], y), 1);
+  return k.finish(y);
 }
 
 bool globalPool(Importer &im, OpKind kind) {

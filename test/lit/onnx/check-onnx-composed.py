@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """ONNX ops fuelc composes from IR ops (GridSample, 3-D pooling, 1-D
-ConvTranspose, Det, DFT, STFT, Compress, ReverseSequence, MaxUnpool) and
+ConvTranspose, Det, DFT, STFT, Compress, ReverseSequence, MaxUnpool,
+MaxPool's Indices) and
 control flow it resolves at import (If, Loop, Scan), imported, planned for
 the CPU and run on random inputs, against torch and numpy.
 
@@ -12,6 +13,8 @@ import torch.nn.functional as tf
 from onnx import TensorProto, helper, numpy_helper
 
 from onnx_case import case, finish, n, rand
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 
 def t(a):
@@ -138,6 +141,27 @@ case("MaxUnpool", [n("MaxUnpool", ["a", "i"], ["y0"], kernel_shape=[2, 2], strid
      [("a", pooled.numpy(), None)],
      [tf.max_unpool2d(pooled, plane_index, 2, 2).numpy()], initializers=[("i", whole_index)])
 
+# MaxPool's Indices output (whole-tensor flat indices, as ONNX defines
+# them) against torch's per-plane ones plus each plane's offset; column
+# major per plane with storage_order=1.
+pool_in = rand(2, 3, 9, 10)
+for name, attrs, torch_args in [
+        ("MaxPool_indices_strided_padded", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                pads=[1, 1, 1, 1]), dict(stride=2, padding=1)),
+        ("MaxPool_indices_dilated_ceil", dict(kernel_shape=[2, 3], strides=[2, 2], dilations=[2, 1],
+                                              ceil_mode=1),
+         dict(stride=2, dilation=(2, 1), ceil_mode=True))]:
+    values, plane_index = tf.max_pool2d(torch.from_numpy(pool_in), tuple(attrs["kernel_shape"]),
+                                        return_indices=True, **torch_args)
+    offsets = np.arange(6).reshape(2, 3, 1, 1) * 90
+    case(name, [n("MaxPool", ["a"], ["y0", "y1"], **attrs)], [("a", pool_in, None)],
+         [values.numpy(), plane_index.numpy() + offsets], out_type=[F, I64])
+values, plane_index = tf.max_pool2d(torch.from_numpy(pool_in), 2, 2, return_indices=True)
+rows, cols = plane_index.numpy() // 10, plane_index.numpy() % 10
+case("MaxPool_indices_column_major", [n("MaxPool", ["a"], ["y0", "y1"], kernel_shape=[2, 2],
+                                        strides=[2, 2], storage_order=1)],
+     [("a", pool_in, None)], [values.numpy(), cols * 9 + rows + offsets], out_type=[F, I64])
+
 # Control flow resolved at import: an If with a constant condition (each
 # branch reading outer values), a counted Loop with a scan output and a
 # body initializer and outer input, a while Loop whose condition the body
@@ -149,7 +173,7 @@ def graph(name, nodes, inputs, outputs, inits=()):
                              [value(o) for o in outputs], list(inits))
 
 
-F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+B = TensorProto.BOOL
 a, w = rand(3, 4), rand(3, 4)
 then_branch = graph("then", [n("Mul", ["a", "two"], ["t"])], [], [("t", F, [3, 4])])
 else_branch = graph("else", [n("Add", ["a", "two"], ["e"])], [], [("e", F, [3, 4])])

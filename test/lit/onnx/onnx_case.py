@@ -32,7 +32,8 @@ def rand(*shape, low=-2.0, high=2.0):
 def case(name, nodes, inputs, expected, initializers=(), opset=13, out_type=F,
          tolerance=(2e-5, 2e-6), dims=()):
     """`inputs`: (name, array, declared shape or None); `expected`: arrays in
-    output order (outputs named y0, y1, ...)."""
+    output order (outputs named y0, y1, ..., of `out_type`: one element
+    type, or a list of one per output)."""
     global passed, failed
     d = os.path.join(WORK, name)
     os.makedirs(d, exist_ok=True)
@@ -44,8 +45,8 @@ def case(name, nodes, inputs, expected, initializers=(), opset=13, out_type=F,
         graph_inputs.append(helper.make_tensor_value_info(
             iname, elem, declared if declared is not None else list(arr.shape)))
         args += ["--input", f"{iname}={path}"]
-    outputs = [helper.make_tensor_value_info(f"y{i}", out_type, None)
-               for i in range(len(expected))]
+    types = out_type if isinstance(out_type, list) else [out_type] * len(expected)
+    outputs = [helper.make_tensor_value_info(f"y{i}", t, None) for i, t in enumerate(types)]
     inits = [numpy_helper.from_array(a, n) for n, a in initializers]
     model = helper.make_model(helper.make_graph(nodes, name, graph_inputs, outputs, inits),
                               opset_imports=[helper.make_opsetid("", opset)])
