@@ -7,7 +7,10 @@ Usage: check.py BUILD_DIR MODEL_DIR [--vulkan] [--models NAME,...]
 
 Prints one line per model, output and batch (the export's and one more, run
 by the same artifact; the outputs listed in NAME.io.json, if any): its shape, the largest difference from
-PyTorch relative to the output's magnitude, and ok or FAIL (over 1e-4);
+PyTorch relative to the output's magnitude, and ok or FAIL (over 1e-4, or
+--tolerance); for a model with NAME.float.npy (export.py --quantized), also
+the difference from the float model and whether each row's largest output
+(the class) is the same;
 exits 1 when any model fails.
 """
 import argparse
@@ -23,6 +26,9 @@ p.add_argument("build")
 p.add_argument("models")
 p.add_argument("--vulkan", action="store_true")
 p.add_argument("--models", dest="names", default="mlp,encoder,decoder,resnet18,lstm,gru")
+p.add_argument("--tolerance", type=float, default=1e-4,
+               help="the largest relative difference that passes (quantized models: their "
+                    "output's quantization step)")
 args = p.parse_args()
 build, models, vulkan = args.build, args.models, args.vulkan
 fuelc = os.path.join(build, "tools", "fuelc", "fuelc")
@@ -67,8 +73,14 @@ for name in args.names.split(","):
                 failed = True
                 continue
             error = float(np.max(np.abs(have - want)) / max(1e-30, float(np.max(np.abs(want)))))
-            ok = error <= 1e-4
+            ok = error <= args.tolerance
             failed |= not ok
             print(f"{label}: f32{list(have.shape)} max relative difference {error:.1e} "
                   f"{'ok' if ok else 'FAIL'}")
+            if os.path.exists(case + ".float.npy"):  # A quantized model's accuracy.
+                reference = np.load(case + ".float.npy")
+                drift = float(np.max(np.abs(have - reference)) / np.max(np.abs(reference)))
+                same = np.mean(have.argmax(axis=-1) == reference.argmax(axis=-1))
+                print(f"{label}: against the float model: max relative difference {drift:.1e}, "
+                      f"same class for {same:.0%} of the batch")
 sys.exit(1 if failed else 0)

@@ -2,7 +2,7 @@
 """Exports four PyTorch models to ONNX with random weights (fixed seeds),
 with an input and PyTorch's output for it, for fuelc to import, plan and run.
 
-Usage: export.py OUTDIR [--bench | --zoo | --sequence]
+Usage: export.py OUTDIR [--bench | --zoo | --sequence | --quantized]
 
 Writes, per model NAME in mlp, encoder, decoder (a GPT-style block),
 resnet18, lstm (two layers), gru (bidirectional): NAME.onnx, NAME.input.npy
@@ -19,8 +19,11 @@ writes the models of sequence_models.py instead (a BERT-style encoder with
 a mask, a GPT-2-style decoding step with its cache, a ViT, an LSTM language
 model), which have several named inputs and outputs: NAME.io.json lists
 them, and NAME[.next].INPUT.npy and NAME[.next].expected.OUTPUT.npy hold
-the data. Needs Debian's python3-torch and python3-torchvision
-(scripts/install-deps.sh installs them).
+the data; --quantized writes ResNet-18 quantized by PyTorch (FX static
+quantization, fbgemm, calibrated on random images; exported as QDQ) as
+resnet18_qdq, its expected output PyTorch's quantized model's and
+resnet18_qdq.float.npy the float model's. Needs Debian's python3-torch and
+python3-torchvision (scripts/install-deps.sh installs them).
 """
 import json
 import os
@@ -154,10 +157,37 @@ def export_sequence_model(name, module, out):
             np.save(os.path.join(out, f"{name}{suffix}.expected.{n}.npy"), a.numpy())
 
 
+def quantized():
+    """(name, quantized module, float module, input): ResNet-18 statically
+    quantized (8-bit activations and weights) after calibration on random
+    images."""
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.manual_seed(0)
+    module = torchvision.models.resnet18().eval()
+    x = torch.randn(2, 3, 64, 64)
+    prepared = prepare_fx(module, get_default_qconfig_mapping("fbgemm"), example_inputs=(x,))
+    with torch.no_grad():
+        for _ in range(4):
+            prepared(torch.randn(2, 3, 64, 64))
+    yield "resnet18_qdq", convert_fx(prepared), module, x
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     flags = sys.argv[2:]
+    if "--quantized" in flags:
+        for name, module, original, x in quantized():
+            export(module, x, os.path.join(out, name + ".onnx"))
+            bigger = torch.cat([x, torch.randn(1, *x.shape[1:])])
+            for suffix, batch in (("", x), (".next", bigger)):
+                with torch.no_grad():
+                    y, reference = module(batch), original(batch)
+                np.save(os.path.join(out, name + suffix + ".input.npy"), batch.numpy())
+                np.save(os.path.join(out, name + suffix + ".expected.npy"), y.numpy())
+                np.save(os.path.join(out, name + suffix + ".float.npy"), reference.numpy())
+        return
     if "--sequence" in flags:
         for name, module in sequence_models():
             export_sequence_model(name, module, out)
