@@ -76,9 +76,12 @@ public:
   /// address in leading axes of `extents`, negative entries wrapped.
   ValueRef linearIndex(ValueRef indices, const std::vector<int64_t> &extents, DType indexType) {
     std::optional<ValueRef> sum;
-    int64_t stride = product(extents);
+    // Row-major strides, multiplied up from the last axis (an extent may be 0).
+    std::vector<int64_t> strides(extents.size(), 1);
+    for (size_t j = extents.size(); j-- > 1;)
+      strides[j - 1] = strides[j] * extents[j];
     for (size_t j = 0; j < extents.size(); ++j) {
-      stride /= extents[j];
+      int64_t stride = strides[j];
       ValueRef column = k.op(OpKind::Slice, {indices}, [&](Graph &g) {
         g.addIntsAttr(AttrName::Starts, one(static_cast<int64_t>(j)));
         g.addIntsAttr(AttrName::Ends, one(static_cast<int64_t>(j + 1)));

@@ -114,3 +114,9 @@ save("control_flow",
                   [("a", F, [3]), ("b", F, [3])], [("ab", F, [3]), ("o", F, [3])]))],
      [("x", F, [2, 3]), ("h", F, [3])], [("ls", F, None), ("sh", F, None), ("so", F, None)],
      [const("yes", np.array(True)), const("three", np.int64(3))])
+# A scatter into data with no rows (its strides were once divided out of
+# the element count, a division by zero).
+save("empty_scatter", [n("ScatterND", ["x", "i", "u"], ["y"], reduction="add")],
+     [("x", F, [0, 3])], [("y", F, None)],
+     [const("i", np.zeros((1, 1), np.int64)), const("u", np.zeros((1, 3), np.float32))],
+     opsets=(("", 18),))
