@@ -59,18 +59,10 @@ public:
     std::vector<Dim> dims;
     for (int64_t e : extents)
       dims.push_back(Dim::fixed(e));
-    return k.op(OpKind::Reshape, {v}, [&](Graph &g) { g.addDimsAttr(AttrName::ShapeAttr, dims); });
+    return k.reshape(v, dims);
   }
-  ValueRef unsqueeze(ValueRef v, int64_t axis) {
-    return k.op(OpKind::Unsqueeze, {v},
-                [&](Graph &g) { g.addIntsAttr(AttrName::Axes, one(axis)); });
-  }
-  ValueRef reduce(OpKind kind, ValueRef v, int64_t axis) {
-    return k.op(kind, {v}, [&](Graph &g) {
-      g.addIntsAttr(AttrName::Axes, one(axis));
-      g.addBoolAttr(AttrName::KeepDims, false);
-    });
-  }
+  ValueRef unsqueeze(ValueRef v, int64_t axis) { return k.unsqueeze(v, {axis}); }
+  ValueRef reduce(OpKind kind, ValueRef v, int64_t axis) { return k.reduce(kind, v, {axis}, false); }
 
   /// The flat positions [Q] that index vectors [Q, depth] (of `indexType`)
   /// address in leading axes of `extents`, negative entries wrapped.
