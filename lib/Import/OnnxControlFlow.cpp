@@ -8,8 +8,8 @@
 // iteration's values bound (the iteration number as a constant, so shape
 // arithmetic on it folds, and the condition the body computes must fold
 // too); the per-iteration scan outputs are stacked. Unrolling is bounded
-// (4096 iterations, 2^20 body nodes in all). Anything else is a diagnostic
-// saying what would make the node compile.
+// (4096 iterations; 2^16 subgraph nodes per model, nested loops included).
+// Anything else is a diagnostic saying what would make the node compile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +24,6 @@ namespace {
 using Bound = Importer::Bound;
 
 constexpr int64_t kMaxIterations = 4096;
-constexpr int64_t kMaxUnrolledNodes = int64_t(1) << 20;
 
 const onnx::GraphProto *graphAttr(Importer &im, const char *name) {
   const onnx::AttributeProto *a = im.attr(name);
@@ -60,12 +59,16 @@ std::optional<double> knownScalar(Importer &im, size_t i, const char *what) {
   return constScalar(im, i, what);
 }
 
-bool withinBudget(Importer &im, const onnx::GraphProto &body, int64_t iterations) {
+/// Whether unrolling `iterations` in all, `done` of them already, stays
+/// within the iteration bound and the import's subgraph node budget (which
+/// nested loops share; see Importer).
+bool withinBudget(Importer &im, const onnx::GraphProto &body, int64_t iterations,
+                  int64_t done = 0) {
   if (iterations <= kMaxIterations &&
-      iterations * std::max(body.node_size(), 1) <= kMaxUnrolledNodes)
+      (iterations - done) * std::max(body.node_size(), 1) <= im.subgraphNodesLeft())
     return true;
   return im.unsupported("unrolling runs more than " + std::to_string(kMaxIterations) +
-                        " iterations or imports more than 2^20 body nodes");
+                        " iterations or imports more than 2^16 subgraph nodes in all");
 }
 
 /// A constant bound to a body input, created only when the body reads it.
@@ -149,7 +152,7 @@ bool loop(Importer &im) {
   std::vector<std::vector<Bound>> scans(outputs - carried);
   std::string name = node.output_size() ? node.output(0) : node.name();
   for (int64_t i = 0; running && i < trips; ++i) {
-    if (!withinBudget(im, *body, i + 1))
+    if (!withinBudget(im, *body, i + 1, i))
       return false;
     std::vector<Bound> inputs{
         constantInput(im, *body, 0, intTensor({i}, {}), ".iteration" + std::to_string(i)),

@@ -149,7 +149,7 @@ private:
       eye.shape[i] = eye.shape[j] = n;
       for (int64_t a = 0; a < n; ++a)
         for (int64_t b = 0; b < n; ++b)
-          eye.bytes += scalar(a == b ? 1 : 0, k.type).bytes;
+          appendScalar(eye, a == b ? 1 : 0);
       ValueRef masked = k.op(OpKind::Mul, {t.value, k.constant(eye)});
       t = {k.reduce(OpKind::ReduceSum, masked, {static_cast<int64_t>(j)}, false),
            t.labels.substr(0, j) + t.labels.substr(j + 1)};

@@ -283,7 +283,7 @@ std::optional<KnownTensor> floatRange(Importer &im) {
     return std::nullopt;
   KnownTensor out{type, {std::max<int64_t>(static_cast<int64_t>(count), 0)}, {}};
   for (int64_t i = 0; i < out.shape[0]; ++i)
-    out.bytes += scalar(bounds[0] + static_cast<double>(i) * bounds[2], type).bytes;
+    appendScalar(out, bounds[0] + static_cast<double>(i) * bounds[2]);
   return out;
 }
 

@@ -423,6 +423,11 @@ void Importer::countUses(const onnx::GraphProto &g) {
 void Importer::importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes) {
   for (const onnx::NodeProto &n : nodes) {
     node = &n;
+    if (inlineDepth > 0 && ++subgraphNodes > kMaxSubgraphNodes) {
+      if (subgraphNodes == kMaxSubgraphNodes + 1)
+        unsupported("the model's subgraphs (unrolled loops included) import more than 2^16 nodes");
+      return;
+    }
     // An unrolled body defines its values again: forget the last
     // iteration's constants.
     for (const std::string &out : n.output()) {

@@ -54,6 +54,11 @@ inline constexpr int64_t kMaxOnnxOpset = 21;
 /// The domain of ONNX's optimizer ops (Adagrad, Adam, Momentum), version 1.
 inline constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
 
+/// The most nodes the import of one model may run inside subgraphs (If
+/// branches, unrolled Loop and Scan bodies, nested ones included): bounds
+/// the time and memory a small file can ask for.
+inline constexpr int64_t kMaxSubgraphNodes = int64_t(1) << 16;
+
 class Importer {
 public:
   Importer(const onnx::ModelProto &model, std::string fileName,
@@ -121,6 +126,8 @@ public:
   std::optional<std::vector<Bound>> inlineGraph(const onnx::GraphProto &body,
                                                 const std::vector<Bound> &inputs,
                                                 const std::string &tag);
+  /// How many more subgraph nodes the import may run (kMaxSubgraphNodes).
+  int64_t subgraphNodesLeft() const { return kMaxSubgraphNodes - subgraphNodes; }
 
 private:
   void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes);
@@ -144,6 +151,7 @@ private:
   bool defaultDomain = false;
   std::string scope;       // Appended to IR node names inside subgraphs.
   unsigned inlineDepth = 0; // Of nested subgraphs, bounded.
+  int64_t subgraphNodes = 0; // Imported inside subgraphs, bounded.
 };
 
 /// The dtype of an ONNX element type, or nullopt for those fuelc lacks.

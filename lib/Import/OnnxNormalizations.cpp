@@ -103,8 +103,8 @@ bool batchNorm(Importer &im) {
   k.shape = c.shape = channelShape;
   for (size_t i = 0; i < s.size(); ++i) {
     double ki = s[i] / std::sqrt(v[i] + eps), ci = b[i] - m[i] * ki;
-    k.bytes += scalar(ki, t).bytes;
-    c.bytes += scalar(ci, t).bytes;
+    appendScalar(k, ki);
+    appendScalar(c, ci);
   }
   std::optional<NodeId> mul =
       im.add(OpKind::Mul, {im.input(0), im.addConstant(k, ".scale")}, {}, ".scaled");

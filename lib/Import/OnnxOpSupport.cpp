@@ -23,29 +23,31 @@ bool onnximport::direct(Importer &im, OpKind kind, const std::function<void(Grap
   return emit(im, kind, operands, attrs);
 }
 
+void onnximport::appendScalar(KnownTensor &t, double value) {
+  auto append = [&](const auto &v, size_t size) {
+    t.bytes.append(reinterpret_cast<const char *>(&v), size);
+  };
+  switch (t.dtype) {
+  case DType::F64:
+    append(value, 8);
+    break;
+  case DType::F32:
+    append(static_cast<float>(value), 4);
+    break;
+  case DType::F16:
+    append(floatToHalfBits(static_cast<float>(value)), 2);
+    break;
+  case DType::BF16:
+    append(floatToBFloat16Bits(static_cast<float>(value)), 2);
+    break;
+  default:
+    append(static_cast<int64_t>(value), dtypeByteSize(t.dtype));
+  }
+}
+
 KnownTensor onnximport::scalar(double value, DType dtype) {
   KnownTensor t{dtype, {}, {}};
-  switch (dtype) {
-  case DType::F64:
-    t.bytes.assign(reinterpret_cast<const char *>(&value), 8);
-    break;
-  case DType::F32: {
-    float v = static_cast<float>(value);
-    t.bytes.assign(reinterpret_cast<const char *>(&v), 4);
-    break;
-  }
-  case DType::F16:
-  case DType::BF16: {
-    float f = static_cast<float>(value);
-    uint16_t bits = dtype == DType::F16 ? floatToHalfBits(f) : floatToBFloat16Bits(f);
-    t.bytes.assign(reinterpret_cast<const char *>(&bits), 2);
-    break;
-  }
-  default: {
-    int64_t v = static_cast<int64_t>(value);
-    t.bytes.assign(reinterpret_cast<const char *>(&v), dtypeByteSize(dtype));
-  }
-  }
+  appendScalar(t, value);
   return t;
 }
 
@@ -56,7 +58,7 @@ KnownTensor onnximport::intTensor(const std::vector<int64_t> &values, std::vecto
     if (dtype == DType::I64)
       t.bytes.append(reinterpret_cast<const char *>(&v), 8);
     else // Narrower: i32, bool.
-      t.bytes += scalar(static_cast<double>(v), dtype).bytes;
+      appendScalar(t, static_cast<double>(v));
   }
   return t;
 }
@@ -65,7 +67,7 @@ KnownTensor onnximport::positions(int64_t n, size_t trailing, DType dtype) {
   KnownTensor t{dtype, {n}, {}};
   t.shape.resize(trailing + 1, 1);
   for (int64_t i = 0; i < n; ++i)
-    t.bytes += scalar(static_cast<double>(i), dtype).bytes;
+    appendScalar(t, static_cast<double>(i));
   return t;
 }
 

@@ -60,6 +60,13 @@ bool emit(Importer &im, OpKind kind, const std::vector<ValueRef> &operands,
 bool direct(Importer &im, OpKind kind, const std::function<void(Graph &)> &attrs = {});
 /// A rank-0 tensor holding `value` in `dtype` (rounded as a cast would).
 KnownTensor scalar(double value, DType dtype);
+/// The most elements of a constant the importer builds itself (a window,
+/// an identity matrix): bounds the memory and time a small model can ask
+/// for (16 MiB of f32).
+inline constexpr int64_t kMaxBuiltElements = int64_t(1) << 22;
+/// Appends `value` to `t` as one more element of its dtype (rounded as a
+/// cast would); builds large constants without an allocation per element.
+void appendScalar(KnownTensor &t, double value);
 /// `values` as an integer (or bool) tensor of `shape`.
 KnownTensor intTensor(const std::vector<int64_t> &values, std::vector<int64_t> shape,
                       DType dtype = DType::I64);

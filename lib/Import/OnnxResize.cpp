@@ -123,7 +123,7 @@ ValueRef resizeAxis(Composer &k, ValueRef x, unsigned axis, size_t rank, int64_t
     KnownTensor t{k.type, {out}, {}};
     t.shape.resize(rank - axis, 1);
     for (int64_t i = 0; i < out; ++i)
-      t.bytes += scalar(value(i), k.type).bytes;
+      appendScalar(t, value(i));
     return k.constant(t);
   };
   bool anyOutside = std::any_of(taps.begin(), taps.end(), [](const Taps &p) { return p.outside; });

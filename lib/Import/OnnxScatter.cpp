@@ -210,7 +210,7 @@ bool gatherND(Importer &im) {
     KnownTensor offsets{indexType, {batch, perBatch}, {}};
     for (int64_t i = 0; i < batch; ++i)
       for (int64_t j = 0; j < perBatch; ++j)
-        offsets.bytes += scalar(static_cast<double>(i * p), indexType).bytes;
+        appendScalar(offsets, static_cast<double>(i * p));
     rows = x.k.op(OpKind::Add, {rows, x.reshape(x.k.constant(offsets), {batch * perBatch})});
   }
   ValueRef table = x.reshape(im.input(0), {batch * p, r});

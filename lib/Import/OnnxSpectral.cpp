@@ -31,7 +31,7 @@ KnownTensor twiddles(int64_t length, int64_t frequencies, bool sine, double scal
       // k * n mod L keeps the angle exact for long transforms.
       double angle = 2 * std::numbers::pi * static_cast<double>((f * n) % length) /
                      static_cast<double>(length);
-      t.bytes += scalar(scale * (sine ? std::sin(angle) : std::cos(angle)), type).bytes;
+      appendScalar(t, scale * (sine ? std::sin(angle) : std::cos(angle)));
     }
   return t;
 }
@@ -216,7 +216,7 @@ bool melWeightMatrix(Importer &im) {
   }
   KnownTensor t{*type, {spectrum, melBins}, {}};
   for (double v : out)
-    t.bytes += scalar(v, *type).bytes;
+    appendScalar(t, v);
   im.bindConstant(std::move(t));
   return true;
 }

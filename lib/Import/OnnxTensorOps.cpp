@@ -112,7 +112,7 @@ bool cumSum(Importer &im) {
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < n; ++i) {
       bool in = reverse ? j >= i : j <= i;
-      triangle.bytes += scalar(in && !(exclusive && i == j) ? 1 : 0, k.type).bytes;
+      appendScalar(triangle, in && !(exclusive && i == j) ? 1 : 0);
     }
   std::vector<int64_t> perm = axisLast(rank, *axis);
   bool moved = *axis + 1 != rank;
@@ -162,8 +162,8 @@ bool oneHot(Importer &im) {
   if (!depth)
     return false;
   double n = *depth;
-  if (!(n >= 1 && n <= (1 << 24)))
-    return im.unsupported("the depth must be in [1, 2^24]");
+  if (!(n >= 1 && n <= static_cast<double>(kMaxBuiltElements)))
+    return im.unsupported("the depth must be in [1, 2^22]");
   int64_t classes = static_cast<int64_t>(n);
   size_t rank = im.graph.shape(im.input(0)).size() + 1;
   std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", -1), rank);
@@ -196,10 +196,12 @@ bool eyeLike(Importer &im) {
     type = *t;
   }
   int64_t rows = shape[0].size(), cols = shape[1].size(), diagonal = im.attrInt("k", 0);
+  if (rows > kMaxBuiltElements / std::max<int64_t>(cols, 1))
+    return im.unsupported("the identity matrix would have more than 2^22 elements");
   KnownTensor eye{type, {rows, cols}, {}};
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
-      eye.bytes += scalar(j - i == diagonal ? 1 : 0, type).bytes;
+      appendScalar(eye, j - i == diagonal ? 1 : 0);
   im.bind(0, im.addConstant(eye, ""));
   return true;
 }
@@ -211,18 +213,19 @@ bool window(Importer &im, std::vector<double> coefficients) {
   if (!size)
     return false;
   std::vector<int64_t> n = size->ints();
-  if (n.size() != 1 || n[0] < 0 || n[0] > (int64_t(1) << 24))
-    return im.unsupported("the window length must be one integer in [0, 2^24]");
+  if (n.size() != 1 || n[0] < 0 || n[0] > kMaxBuiltElements)
+    return im.unsupported("the window length must be one integer in [0, 2^22]");
   std::optional<DType> type = dtypeOfOnnx(im.attrInt("output_datatype", 1));
   if (!type || !isFloat(*type))
     return im.unsupported("output_datatype must be a float type fuelc has");
   double period = static_cast<double>(im.attrInt("periodic", 1) ? n[0] : n[0] - 1);
   KnownTensor w{*type, {n[0]}, {}};
+  w.bytes.reserve(static_cast<size_t>(n[0]) * dtypeByteSize(*type));
   for (int64_t i = 0; i < n[0]; ++i) {
     double v = 0;
     for (size_t j = 0; j < coefficients.size(); ++j)
       v += coefficients[j] * std::cos(2 * M_PI * static_cast<double>(j * i) / period);
-    w.bytes += scalar(v, *type).bytes;
+    appendScalar(w, v);
   }
   im.bindConstant(std::move(w));
   return true;

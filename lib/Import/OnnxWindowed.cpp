@@ -113,7 +113,7 @@ std::optional<KnownTensor> realShare(ShapeRef x, const Window &w, DType type) {
   double window = static_cast<double>(w.kernel[0] * w.kernel[1]);
   for (int64_t h : counts[0])
     for (int64_t v : counts[1])
-      share.bytes += scalar(h * v > 0 ? window / static_cast<double>(h * v) : 0, type).bytes;
+      appendScalar(share, h * v > 0 ? window / static_cast<double>(h * v) : 0);
   return share;
 }
 

@@ -146,6 +146,29 @@ save("control_flow", [n("If", ["flag"], ["i"], then_branch=branch, else_branch=b
      inits=[numpy_helper.from_array(np.array(True), "yes"),
             numpy_helper.from_array(np.array(5000, np.int64), "many")],
      outputs=("i", "l", "e", "m", "d"))
+# Loops within the bounds one by one whose unrolling, nested, would import
+# half a million nodes (past 2^16): the import-wide subgraph budget stops them.
+inner = helper.make_graph([n("Identity", ["s"], ["s2"])], "inner",
+                          [body_value("j", TensorProto.INT64, []), body_value("c", B, []),
+                           body_value("s", TensorProto.FLOAT, [1, 2, 4, 4])],
+                          [body_value("c", B, []), body_value("s2", TensorProto.FLOAT, [1, 2, 4, 4])])
+outer = helper.make_graph([n("Loop", ["inner_trips", "", "s"], ["s2"], body=inner)], "outer",
+                          [body_value("i", TensorProto.INT64, []), body_value("c", B, []),
+                           body_value("s", TensorProto.FLOAT, [1, 2, 4, 4])],
+                          [body_value("c", B, []), body_value("s2", TensorProto.FLOAT, [1, 2, 4, 4])])
+save("nested_loops", [n("Loop", ["outer_trips", "", "x"], ["y"], body=outer)],
+     inits=[numpy_helper.from_array(np.array(4096, np.int64), "outer_trips"),
+            numpy_helper.from_array(np.array(128, np.int64), "inner_trips")])
+# Constants the importer would build past 2^22 elements: a window, an
+# identity matrix, one-hot positions.
+save("built_constants", [n("HannWindow", ["length"], ["w"]), n("EyeLike", ["big"], ["e"]),
+                         n("OneHot", ["idx", "depth", "values"], ["o"])],
+     inputs=(helper.make_tensor_value_info("big", TensorProto.FLOAT, [4096, 2048]),
+             helper.make_tensor_value_info("idx", TensorProto.INT64, [3])),
+     inits=[numpy_helper.from_array(np.array(2**22 + 1, np.int64), "length"),
+            numpy_helper.from_array(np.array(2**22 + 1, np.int64), "depth"),
+            numpy_helper.from_array(np.array([0, 1], np.float32), "values")],
+     outputs=("w", "e", "o"), opset=17)
 summed = helper.make_graph([n("Add", ["s", "v"], ["s2"])], "body",
                            [body_value("s", TensorProto.FLOAT, [3]),
                             body_value("v", TensorProto.FLOAT, [3])],
