@@ -113,6 +113,118 @@ static LogicalResult emitConv(KernelEmitter &e, NodeId node) {
   return success();
 }
 
+/// An `index` value for extent `x`.
+static std::string extentValue(KernelEmitter &e, const Extent &x) {
+  return x.isStatic() ? e.index(x.size) : x.ssa;
+}
+
+/// max(a, v) with a NaN of either as the result. For floats this is a
+/// compare-and-select (vmaxps) and a NaN test on v, cheaper than
+/// arith.maximumf, which also orders -0 below +0 (no pooling needs that).
+static std::string maxPropagatingNaN(KernelEmitter &e, DType dt, const std::string &a,
+                                     const std::string &v) {
+  if (!isFloat(dt))
+    return combineReduction(e, OpKind::ReduceMax, dt, a, v, "");
+  std::string t = computeType(dt);
+  std::string larger = e.op("arith.cmpf ogt, " + v + ", " + a + " : " + t, "");
+  std::string max = e.op("arith.select " + larger + ", " + v + ", " + a, t);
+  std::string nan = e.op("arith.cmpf uno, " + v + ", " + v + " : " + t, "");
+  return e.op("arith.select " + nan + ", " + v + ", " + max, t);
+}
+
+namespace {
+/// Nested scf.for loops written as MLIR text, closed together.
+class LoopNest {
+public:
+  explicit LoopNest(KernelEmitter &e) : e(e) {}
+  /// Opens a loop over [lo, hi) and returns its induction variable.
+  std::string open(const std::string &lo, const std::string &hi) {
+    std::string iv = e.fresh();
+    e.body() << "    scf.for " << iv << " = " << lo << " to " << hi << " step " << e.index(1)
+             << " {\n";
+    ++depth;
+    return iv;
+  }
+  /// Closes the innermost `count` loops.
+  void close(unsigned count) {
+    for (; count > 0 && depth > 0; --count, --depth)
+      e.body() << "    }\n";
+  }
+
+private:
+  KernelEmitter &e;
+  unsigned depth = 0;
+};
+} // namespace
+
+/// Max pooling over one image plane at a time, with no masks: the plane is
+/// copied into a scratch plane padded with the lowest value, so that with
+/// equal strides s every tap (kh, kw) reads element s * q + shift(kh, kw)
+/// for output q = oh * Wp + ow, where Wp is the padded width. Each tap is
+/// then one long loop at a constant stride over the whole plane, which
+/// LLVM vectorizes; the columns q with ow >= OW are computed and dropped.
+/// Row by row, short rows (7 or 14 columns deep in a CNN) left the vectors
+/// mostly empty, and the masked generic form is not vectorized at all.
+static LogicalResult emitMaxPool(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  ValueRef x = graph.operands(node)[0], y{node, 0};
+  Window win = windowOf(graph, node);
+  DType dt = graph.dtype(x);
+  std::string t = computeType(dt);
+  int64_t H = graph.shape(x)[2].size(), W = graph.shape(x)[3].size();
+  int64_t OH = graph.shape(y)[2].size(), OW = graph.shape(y)[3].size();
+  int64_t s = win.strides[0];
+  int64_t Hp = std::max(H + win.pads[0] + win.pads[2],
+                        (OH - 1) * s + (win.kernel[0] - 1) * win.dilations[0] + 1);
+  int64_t Wp = std::max(W + win.pads[1] + win.pads[3],
+                        (OW - 1) * s + (win.kernel[1] - 1) * win.dilations[1] + 1);
+  int64_t Q = (OH - 1) * Wp + OW; // Output positions up to the last one.
+  std::string planeType, outType;
+  std::string plane = e.scratch({{Hp * Wp, ""}}, t, planeType);
+  std::string out = e.scratch({{Q, ""}}, t, outType);
+  std::string lowest = scalarLiteral(lowestValue(dt), t);
+  e.fill(plane, planeType, t, lowest); // The border, never written again.
+  std::vector<Extent> extents = e.extents(y);
+  IndexMath m(e);
+  LoopNest loops(e);
+  std::string zero = e.index(0);
+  std::string n = loops.open(zero, extentValue(e, extents[0]));
+  std::string c = loops.open(zero, extentValue(e, extents[1]));
+  // Copy the image plane in.
+  std::string i = loops.open(zero, e.index(H)), j = loops.open(zero, e.index(W));
+  std::string v = e.op("memref.load " + e.argName(x) + "[" + n + ", " + c + ", " + i + ", " + j +
+                           "]",
+                       e.argType(x));
+  std::string at = m.add(m.add(m.mul(i, Wp), m.mul(j, 1)), m.c(win.pads[0] * Wp + win.pads[1]));
+  std::string value = e.toCompute(v, dt);
+  e.body() << "      memref.store " << value << ", " << plane << "[" << at << "] : " << planeType
+           << "\n";
+  loops.close(2);
+  // Every tap over every output position.
+  e.fill(out, outType, t, lowest);
+  std::string kh = loops.open(zero, e.index(win.kernel[0]));
+  std::string kw = loops.open(zero, e.index(win.kernel[1]));
+  std::string shift = m.add(m.mul(kh, win.dilations[0] * Wp), m.mul(kw, win.dilations[1]));
+  std::string q = loops.open(zero, e.index(Q));
+  std::string a = e.op("memref.load " + out + "[" + q + "] : " + outType, "");
+  std::string b = e.op("memref.load " + plane + "[" + m.add(m.mul(q, s), shift) + "] : " +
+                           planeType,
+                       "");
+  std::string best = maxPropagatingNaN(e, dt, a, b);
+  e.body() << "      memref.store " << best << ", " << out << "[" << q << "] : " << outType
+           << "\n";
+  loops.close(3);
+  // Copy the output plane out.
+  std::string oh = loops.open(zero, e.index(OH)), ow = loops.open(zero, e.index(OW));
+  std::string r = e.op("memref.load " + out + "[" + m.add(m.mul(oh, Wp), ow) + "] : " + outType,
+                       "");
+  std::string result = e.toStorage(r, dt);
+  e.body() << "      memref.store " << result << ", " << e.argName(y) << "[" << n
+           << ", " << c << ", " << oh << ", " << ow << "] : " << e.argType(y) << "\n";
+  loops.close(4);
+  return success();
+}
+
 static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
   const Graph &graph = e.graph;
   ValueRef x = graph.operands(node)[0], y{node, 0};
@@ -277,5 +389,8 @@ LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node,
     return !e.spec.librarySymbol.empty() && node == e.spec.nodes.front()
                ? emitLibraryConv(e, node, ConvEpilogue{})
                : emitConv(e, node);
+  if (e.graph.kind(node) == OpKind::MaxPool2D && e.hasArg(e.graph.operands(node)[0]) &&
+      e.hasArg({node, 0}) && windowOf(e.graph, node).strides[0] == windowOf(e.graph, node).strides[1])
+    return emitMaxPool(e, node);
   return emitPool(e, node);
 }

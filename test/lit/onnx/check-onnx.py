@@ -51,6 +51,43 @@ case("Conv_pad", [n("Conv", ["a", "k", "kb"], ["y0"], pads=[1, 1, 1, 1])], [("a"
      [conv(img, k, kb, 1)], initializers=[("k", k), ("kb", kb)], tolerance=(1e-4, 1e-5))
 case("MaxPool", [n("MaxPool", ["a"], ["y0"], kernel_shape=[2, 2], strides=[2, 2])],
      [("a", img, None)], [img.reshape(1, 2, 3, 2, 3, 2).max(axis=(3, 5))])
+def max_pool(xx, kernel, strides, pads, dilations=(1, 1), ceil=False):
+    """numpy max pooling, NaN propagating; pads (top, left, bottom, right)."""
+    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    size = [xx.shape[2 + a] + pads[a] + pads[a + 2] - extent[a] for a in range(2)]
+    out = [(-(-v // s) if ceil else v // s) + 1 for v, s in zip(size, strides)]
+    grow = [max(0, (o - 1) * s + e - (xx.shape[2 + a] + pads[a] + pads[a + 2]))
+            for a, (o, s, e) in enumerate(zip(out, strides, extent))]
+    xp = np.pad(xx, ((0, 0), (0, 0), (pads[0], pads[2] + grow[0]), (pads[1], pads[3] + grow[1])),
+                constant_values=-np.inf)
+    y = np.full(xx.shape[:2] + tuple(out), -np.inf, xx.dtype)
+    for i in range(out[0]):
+        for j in range(out[1]):
+            r, c = i * strides[0], j * strides[1]
+            window = xp[:, :, r:r + extent[0]:dilations[0], c:c + extent[1]:dilations[1]]
+            y[:, :, i, j] = window.max(axis=(2, 3))
+    return y
+
+
+# The x86 kernel pads a plane copy and runs each tap over the whole plane
+# (equal strides); unequal strides keep the generic form. NaNs propagate.
+feature = rand(2, 3, 9, 11)
+feature[0, 1, 4, 5] = np.nan
+for name, attrs, args in [
+        ("MaxPool_same_nan", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         ([3, 3], [1, 1], [1, 1, 1, 1])),
+        ("MaxPool_strided_ceil", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 1],
+                                      ceil_mode=1), ([3, 3], [2, 2], [1, 0, 0, 1], (1, 1), True)),
+        ("MaxPool_dilated", dict(kernel_shape=[2, 3], strides=[3, 3], dilations=[2, 2],
+                                 pads=[2, 1, 2, 1]), ([2, 3], [3, 3], [2, 1, 2, 1], (2, 2))),
+        ("MaxPool_unequal_strides", dict(kernel_shape=[3, 2], strides=[1, 2], pads=[1, 0, 1, 0]),
+         ([3, 2], [1, 2], [1, 0, 1, 0]))]:
+    case(name, [n("MaxPool", ["a"], ["y0"], **attrs)], [("a", feature, None)],
+         [max_pool(feature, *args)])
+half = feature.astype(np.float16)
+case("MaxPool_f16", [n("MaxPool", ["a"], ["y0"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+     [("a", half, None)], [max_pool(half, [3, 3], [1, 1], [1, 1, 1, 1])],
+     out_type=TensorProto.FLOAT16)
 case("GlobalAveragePool", [n("GlobalAveragePool", ["a"], ["y0"])], [("a", img, None)],
      [img.mean(axis=(2, 3), keepdims=True)])
 scale, shift, mean, var = rand(2), rand(2), rand(2), rand(2, low=0.5, high=2)

@@ -20,7 +20,7 @@ rng = np.random.default_rng(11)
 passed, failed = 0, 0
 n = helper.make_node
 F = TensorProto.FLOAT
-ELEM = {np.float32: F, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
+ELEM = {np.float32: F, np.float16: TensorProto.FLOAT16, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
         np.uint8: TensorProto.UINT8, np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16,
         np.uint32: TensorProto.UINT32, np.uint64: TensorProto.UINT64}
 
@@ -65,7 +65,7 @@ def case(name, nodes, inputs, expected, initializers=(), opset=13, out_type=F,
     for g, want in zip(got, expected):
         a, want = np.load(g), np.asarray(want)
         ok = a.shape == want.shape and (
-            np.allclose(a, want, rtol=tolerance[0], atol=tolerance[1])
+            np.allclose(a, want, rtol=tolerance[0], atol=tolerance[1], equal_nan=True)
             if np.issubdtype(want.dtype, np.floating) else np.array_equal(a, want))
         if not ok:
             print(f"FAIL {name}: got {a.dtype}{list(a.shape)} {a.ravel()[:4]}, "
