@@ -2,6 +2,8 @@
 
 #include "fuel/Planner/CostModel.h"
 
+#include "fuel/IR/OpCost.h"
+
 #include <algorithm>
 
 using namespace fuel;
@@ -32,39 +34,6 @@ double SymbolPricing::elements(ShapeRef shape) const {
 
 double SymbolPricing::bytes(const Graph &graph, ValueRef value) const {
   return elements(graph.shape(value)) * dtypeByteSize(graph.dtype(value));
-}
-
-/// FLOPs per output element of elementwise ops (transcendentals cost more).
-static double flopsPerElement(OpKind kind) {
-  switch (kind) {
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Tanh:
-  case OpKind::Sigmoid:
-  case OpKind::Erf:
-  case OpKind::Sin:
-  case OpKind::Cos:
-  case OpKind::Pow:
-  case OpKind::Silu:
-    return 20;
-  case OpKind::Gelu:
-    return 30;
-  case OpKind::Sqrt:
-  case OpKind::Rsqrt:
-  case OpKind::Div:
-  case OpKind::Recip:
-  case OpKind::Mod:
-  case OpKind::Fmod:
-    return 4;
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-    return 25;
-  case OpKind::LayerNorm:
-  case OpKind::RmsNorm:
-    return 10;
-  default:
-    return 1;
-  }
 }
 
 NodeWork fuel::estimateWork(const Graph &graph, NodeId node,
@@ -114,9 +83,9 @@ NodeWork fuel::estimateWork(const Graph &graph, NodeId node,
   default:
     if (opFamily(kind) == OpFamily::Reduction && !operands.empty())
       work.flops = pricing.elements(graph.shape(operands[0])) *
-                   flopsPerElement(kind);
+                   opsPerElement(kind);
     else
-      work.flops = outElements * flopsPerElement(kind);
+      work.flops = outElements * opsPerElement(kind);
   }
   return work;
 }

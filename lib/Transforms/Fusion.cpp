@@ -2,6 +2,8 @@
 
 #include "fuel/Transforms/Fusion.h"
 
+#include "fuel/IR/OpCost.h"
+
 #include <algorithm>
 
 using namespace fuel;
@@ -118,6 +120,11 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
       continue;
     }
     if (!isElementwiseOp(graph.kind(user)))
+      continue;
+    // Fused, a value broadcast into its reader is computed again at every
+    // position of the reader: a per-channel sigmoid scaling an image
+    // (squeeze-and-excitation) cost ten times the product it feeds.
+    if (isTranscendental(kind) && !std::ranges::equal(graph.shape({n, 0}), graph.shape({user, 0})))
       continue;
     NodeId r = root[user];
     bool prologue = isReduction(graph.kind(r));

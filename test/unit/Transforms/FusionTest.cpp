@@ -4,7 +4,7 @@
 // group (single-consumer elementwise chains, a head's epilogue, a value all
 // of whose readers are in one elementwise group, a reduction's prologue)
 // and what never does (a value read by two groups or by the host, nodes
-// pinned to different devices).
+// pinned to different devices, a transcendental broadcast into its reader).
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,6 +103,26 @@ TEST_CASE("an elementwise prologue joins the reduction it feeds", "[fusion]") {
                               "attrs": {"axes": [1]}}])",
                          R"(["s"])");
   CHECK(groups["m"] == "s");
+}
+
+TEST_CASE("a transcendental broadcast into its reader stays apart", "[fusion]") {
+  // Squeeze-and-excitation: a per-row sigmoid scales x. Fused, the sigmoid
+  // would be computed again for every element of x; a cheap op still joins.
+  auto groups = groupsOf(R"([{"id": "r", "op": "reduce_mean", "inputs": ["x"],
+                              "attrs": {"axes": [1], "keepdims": true}},
+                             {"id": "s", "op": "sigmoid", "inputs": ["r"]},
+                             {"id": "m", "op": "mul", "inputs": ["x", "s"]},
+                             {"id": "n", "op": "neg", "inputs": ["r"]},
+                             {"id": "a", "op": "add", "inputs": ["m", "n"]}])",
+                         R"(["a"])");
+  CHECK(groups["s"] == "s");
+  CHECK(groups["m"] == "a");
+  CHECK(groups["n"] == "a");
+  // Of the reader's own shape, it joins.
+  auto same = groupsOf(R"([{"id": "s", "op": "sigmoid", "inputs": ["x"]},
+                            {"id": "m", "op": "mul", "inputs": ["x", "s"]}])",
+                       R"(["m"])");
+  CHECK(same["s"] == "m");
 }
 
 TEST_CASE("nodes pinned to different devices never share a group", "[fusion]") {
