@@ -118,20 +118,6 @@ static std::string extentValue(KernelEmitter &e, const Extent &x) {
   return x.isStatic() ? e.index(x.size) : x.ssa;
 }
 
-/// max(a, v) with a NaN of either as the result. For floats this is a
-/// compare-and-select (vmaxps) and a NaN test on v, cheaper than
-/// arith.maximumf, which also orders -0 below +0 (no pooling needs that).
-static std::string maxPropagatingNaN(KernelEmitter &e, DType dt, const std::string &a,
-                                     const std::string &v) {
-  if (!isFloat(dt))
-    return combineReduction(e, OpKind::ReduceMax, dt, a, v, "");
-  std::string t = computeType(dt);
-  std::string larger = e.op("arith.cmpf ogt, " + v + ", " + a + " : " + t, "");
-  std::string max = e.op("arith.select " + larger + ", " + v + ", " + a, t);
-  std::string nan = e.op("arith.cmpf uno, " + v + ", " + v + " : " + t, "");
-  return e.op("arith.select " + nan + ", " + v + ", " + max, t);
-}
-
 namespace {
 /// Nested scf.for loops written as MLIR text, closed together.
 class LoopNest {
@@ -195,7 +181,7 @@ static LogicalResult emitMaxPool(KernelEmitter &e, NodeId node) {
   std::string v = e.op("memref.load " + e.argName(x) + "[" + n + ", " + c + ", " + i + ", " + j +
                            "]",
                        e.argType(x));
-  std::string at = m.add(m.add(m.mul(i, Wp), m.mul(j, 1)), m.c(win.pads[0] * Wp + win.pads[1]));
+  std::string at = m.add(m.add(m.mul(i, Wp), j), m.c(win.pads[0] * Wp + win.pads[1]));
   std::string value = e.toCompute(v, dt);
   e.body() << "      memref.store " << value << ", " << plane << "[" << at << "] : " << planeType
            << "\n";
@@ -210,7 +196,7 @@ static LogicalResult emitMaxPool(KernelEmitter &e, NodeId node) {
   std::string b = e.op("memref.load " + plane + "[" + m.add(m.mul(q, s), shift) + "] : " +
                            planeType,
                        "");
-  std::string best = maxPropagatingNaN(e, dt, a, b);
+  std::string best = combineReduction(e, OpKind::ReduceMax, dt, a, b, ""); // NaN kept.
   e.body() << "      memref.store " << best << ", " << out << "[" << q << "] : " << outType
            << "\n";
   loops.close(3);
@@ -389,8 +375,11 @@ LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node,
     return !e.spec.librarySymbol.empty() && node == e.spec.nodes.front()
                ? emitLibraryConv(e, node, ConvEpilogue{})
                : emitConv(e, node);
+  // The plane-at-a-time form reads its input and writes its result as
+  // arguments, with one stride for both axes.
+  Window win = windowOf(e.graph, node);
   if (e.graph.kind(node) == OpKind::MaxPool2D && e.hasArg(e.graph.operands(node)[0]) &&
-      e.hasArg({node, 0}) && windowOf(e.graph, node).strides[0] == windowOf(e.graph, node).strides[1])
+      e.hasArg({node, 0}) && win.strides[0] == win.strides[1])
     return emitMaxPool(e, node);
   return emitPool(e, node);
 }
