@@ -141,7 +141,9 @@ __attribute__((target("avx512f,fma"))) double fmaPeak16() { return fmaPeak<Float
 __attribute__((target("avx2,fma"))) double fmaPeak8() { return fmaPeak<Floats8, 8>(); }
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  // An optional argument keeps the layers whose row contains it ("g960").
+  const char *only = argc > 1 ? argv[1] : nullptr;
   bool avx512 = __builtin_cpu_supports("avx512f");
   ConvEntry conv = avx512 ? _mlir_ciface_fuel_x86_sconv_avx512 : _mlir_ciface_fuel_x86_sconv_avx2;
   double peak = avx512 ? fmaPeak16() : fmaPeak8();
@@ -160,6 +162,12 @@ int main() {
   std::printf("|---|---|---|---|---|---|---|\n");
   double totalOurs[2] = {0, 0};
   for (const Layer &l : kLayers) {
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "%lld -> %lld, %lldx%lld, /%lld, g%lld, %lldx%lld",
+                  (long long)l.C, (long long)l.O, (long long)l.k, (long long)l.k,
+                  (long long)l.stride, (long long)l.groups, (long long)l.H, (long long)l.H);
+    if (only && !std::strstr(shape, only) && !std::strstr(l.model, only))
+      continue;
     int64_t pad = l.k / 2, OH = (l.H + 2 * pad - l.k) / l.stride + 1;
     int64_t Cg = l.C / l.groups, K = Cg * l.k * l.k, P = OH * OH;
     std::vector<float> x(l.C * l.H * l.H), w(l.O * K), bias(l.O), y(l.O * P);
@@ -179,10 +187,7 @@ int main() {
     });
     totalOurs[l.model[0] == 'm'] += ours;
     double flop = 2.0 * l.O * P * K;
-    char shape[96], reference[96];
-    std::snprintf(shape, sizeof shape, "%lld -> %lld, %lldx%lld, /%lld, g%lld, %lldx%lld",
-                  (long long)l.C, (long long)l.O, (long long)l.k, (long long)l.k,
-                  (long long)l.stride, (long long)l.groups, (long long)l.H, (long long)l.H);
+    char reference[96];
     double ratio;
     if (l.groups == 1) {
       std::vector<float> a(l.O * K), b(K * P), c(l.O * P);

@@ -302,16 +302,9 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   Epilogue epilogue{flags & kBias ? vb.data() : nullptr, vb.stride(0),
                     flags & kResidual ? vr.data() : nullptr, &vr,
                     (flags & kRelu) != 0, (flags & kSilu) != 0, lo, hi};
-  bool depthwise = s.Cg == 1 && s.Og == 1 && s.taps() <= 64;
-  if (depthwise && s.OH * s.OW <= kInterleavedPixels) {
-    int64_t Hp = (s.OH - 1) * s.sh + (s.KH - 1) * s.dh + 1;
-    int64_t Wp = (s.OW - 1) * s.sw + (s.KW - 1) * s.dw + 1;
-    // Pixels read past the last output pixel of a row: up to a whole step.
-    float *pixels = scratch(kConvPlanes, (Hp * Wp + kDepthwisePixels * s.sw) * kWidth);
-    for (int64_t n = 0; n < vx.size(0); ++n)
-      for (int64_t c = 0; c < groups; c += kWidth)
-        convolveChannelBlock(s, vx, vw, vy, epilogue, n, c,
-                             groups - c < kWidth ? groups - c : kWidth, pixels);
+  bool depthwise = s.Cg == 1 && s.Og == 1 && s.taps() <= kMaxDepthwiseTaps;
+  if (depthwise && depthwiseInPlace(s, vx, vy, epilogue)) {
+    convolveDepthwiseInPlace(s, vx, vw, vy, epilogue);
     return;
   }
   // A 1x1 window with unit strides and no padding reads the image's own
@@ -330,7 +323,7 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
                           : scratch(kConvTile, roundUp(s.Og, kMRc) *
                                                    blockColumns(s, vectors * kWidth));
-  float weights[64]; // A depthwise channel's taps.
+  float weights[kMaxDepthwiseTaps]; // A depthwise channel's taps.
   for (int64_t n = 0; n < vx.size(0); ++n)
     for (int64_t g = 0; g < groups; ++g) {
       const float *image = vx.data() + n * vx.stride(0) + g * s.Cg * vx.stride(1);

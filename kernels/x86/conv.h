@@ -1,7 +1,8 @@
 //===- conv.h - Shared pieces of the x86 library conv2d ------------------===//
 //
 // The layer shape, the epilogue and the entry points of conv2d's algorithms
-// (conv.cpp: phase planes and a register-tiled GEMM; depthwise.cpp).
+// (conv.cpp: phase planes and a register-tiled GEMM; depthwise.cpp: image
+// rows read in place, or phase planes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,9 @@
 #define FUEL_KERNELS_X86_CONV_H
 
 #include "gemm.h"
+#include "lanes.h"
+
+#include <immintrin.h>
 
 namespace KERNEL_NAMESPACE {
 
@@ -21,12 +25,11 @@ constexpr int64_t kMaxNRc = kMaxVectors * kWidth;
 /// take half of L1, the rest is for A (measured on Sapphire Rapids).
 constexpr int64_t tapsPerBlock(int vectors) { return (24 << 10) / (vectors * kWidth * 4); }
 
+/// Taps of the largest depthwise window (KH x KW) the library runs.
+constexpr int64_t kMaxDepthwiseTaps = 64;
+
 /// Columns q of a depthwise channel summed per step: four vectors.
 constexpr int64_t kDepthwiseStep = 4 * kWidth;
-
-/// Output pixels at or below which a depthwise layer runs interleaved
-/// (convolveChannelBlock), and how many it computes at once.
-constexpr int64_t kInterleavedPixels = 256, kDepthwisePixels = 8;
 
 struct Conv {
   int64_t H, W, Cg, KH, KW, OH, OW, Og;
@@ -49,7 +52,7 @@ struct Conv {
 /// SiLU (v * sigmoid(v)), and a clamp to [lo, hi] (NaN kept), in that
 /// order, as fuelc's graph has them.
 struct Epilogue {
-  const float *bias;     // Of the first channel, or null.
+  const float *bias; // Of the first channel, or null.
   int64_t biasStride;
   const float *residual; // Of the first channel, image n, or null.
   const View *residualView;
@@ -59,22 +62,37 @@ struct Epilogue {
 
 typedef int32_t VecInt __attribute__((vector_size(kWidth * 4)));
 
-/// exp(x) within 2 ulp (Cephes' expf polynomial on x - n ln 2, scaled by
-/// 2^n through the exponent bits); inf above 88.72, 0 below -87.33, NaN
+/// exp(x) within 2 ulp (Cephes' expf polynomial on r = x - n ln 2, scaled
+/// by 2^n); inf above 88.72, 0 below -103.9 (through the subnormals), NaN
 /// kept.
 inline Vec exp(Vec x) {
-  Vec clamped = x > 88.0f ? 88.0f : x < -87.0f ? -87.0f : x;
-  Vec n = clamped * 1.44269504f + 0.5f;
-  n = __builtin_convertvector(__builtin_convertvector(n, VecInt), Vec);
-  n = n > clamped * 1.44269504f + 0.5f ? n - 1.0f : n; // floor
-  Vec r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
-  Vec p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-            4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
+  // Past these bounds 2^n alone overflows or underflows: the clamp keeps r
+  // small and NaN (the comparisons are false for it).
+  x = x > 89.0f ? 89.0f : x < -104.0f ? -104.0f : x;
+#if VECTOR_FLOATS == 16
+  // (The maskz forms: GCC 12 warns about the others' undefined source.)
+  Vec n =
+      (Vec)_mm512_maskz_roundscale_ps(0xffff, (__m512)(x * 1.44269504f), _MM_FROUND_TO_NEAREST_INT);
+#else
+  Vec n = (Vec)_mm256_round_ps((__m256)(x * 1.44269504f), _MM_FROUND_TO_NEAREST_INT);
+#endif
+  Vec r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  Vec p =
+      ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) *
+           r +
+       1.6666665459e-1f) *
+          r +
+      5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  VecInt scale = (__builtin_convertvector(n, VecInt) + 127) << 23;
-  Vec e = p * (Vec)scale;
-  e = x > 88.72283f ? __builtin_inff() : e;
-  return x < -87.33654f ? 0.0f : e;
+#if VECTOR_FLOATS == 16
+  return (Vec)_mm512_maskz_scalef_ps(0xffff, (__m512)p, (__m512)n);
+#else
+  // 2^n as two factors, each a normal float for n in [-150, 129].
+  VecInt half = __builtin_convertvector(n, VecInt) >> 1;
+  Vec first = (Vec)((half + 127) << 23),
+      second = (Vec)((__builtin_convertvector(n, VecInt) - half + 127) << 23);
+  return p * first * second;
+#endif
 }
 
 /// The epilogue's activation of a vector of results.
@@ -103,18 +121,14 @@ void copyOut(const Conv &s, const float *tile, int64_t ldt, int64_t q0, int64_t 
 void convolveChannel(const Conv &s, const float *weights, const float *planes,
                      const int64_t *offsets, float *row);
 
-/// kWidth channels of a depthwise layer at a time: their zero-padded images
-/// are interleaved ([y][x][channel]) so that one vector holds a pixel of
-/// every channel and each tap is one FMA with that tap's weights, for
-/// `kDepthwisePixels` output pixels at once. For small images, where a
-/// channel at a time leaves the vectors mostly empty; on large ones the
-/// interleaving costs more than it saves (measured: 1.2-2x slower from 28x28
-/// outputs up, 1.5-3x faster at 14x14 and below). Computes channels
-/// [c0, c0 + lanes) of image n, written with `e`; `pixels` holds the
-/// interleaved image and a step past it.
-void convolveChannelBlock(const Conv &s, const View &x, const View &w, const View &y,
-                          const Epilogue &e, int64_t n, int64_t c0, int64_t lanes,
-                          float *pixels);
+/// Whether convolveDepthwiseInPlace runs the layer: unit or stride-2
+/// steps along rows whose elements are contiguous in x, y and a residual.
+bool depthwiseInPlace(const Conv &s, const View &x, const View &y, const Epilogue &e);
+
+/// y = epilogue(the depthwise convolution of x with w), x's rows read in
+/// place.
+void convolveDepthwiseInPlace(const Conv &s, const View &x, const View &w, const View &y,
+                              const Epilogue &e);
 
 } // namespace KERNEL_NAMESPACE
 

@@ -334,10 +334,11 @@ for threads in ["1", "2", "3"]:
           tolerance=(2e-5, 1e-4))  # 64-term dot products of values up to 2.
 
 # The library conv2d's algorithms (kernels/x86/conv.cpp: phase planes and a
-# register-tiled GEMM, or the depthwise loop) across what changes their
-# indexing: channel counts off the vector width, asymmetric pads, strides 1-3,
-# dilations, kernels 1x1 to 7x7, groups, depthwise with and without a
-# multiplier, batches, weights that are inputs, channel slices on threads.
+# register-tiled GEMM; depthwise.cpp: rows read in place, or phase planes)
+# across what changes their indexing: channel counts off the vector width,
+# asymmetric pads, strides 1-3, dilations, kernels 1x1 to 7x7, groups,
+# depthwise with and without a multiplier, batches, weights that are inputs,
+# channel slices on threads.
 CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 3, 23, 19, 13, 7, 7, [2, 2], [3, 3, 3, 3], [1, 1], 1),
     (2, 17, 15, 16, 29, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
@@ -350,6 +351,14 @@ CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (2, 19, 16, 15, 19, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 19),
     (1, 10, 13, 13, 10, 5, 5, [1, 1], [4, 4, 4, 4], [2, 2], 10),
     (1, 8, 11, 12, 16, 3, 3, [1, 1], [1, 0, 1, 0], [1, 1], 8),
+    # Depthwise: the unrolled 5x5 windows (strides 1 and 2, rows wider than
+    # a vector, asymmetric pads), windows of any shape, row steps of 2 and
+    # strides of 3 (through the phase planes).
+    (2, 17, 9, 23, 17, 5, 5, [1, 1], [2, 1, 2, 3], [1, 1], 17),
+    (1, 20, 15, 14, 20, 5, 5, [2, 2], [2, 2, 2, 2], [1, 1], 20),
+    (1, 12, 11, 40, 12, 3, 2, [2, 1], [0, 1, 1, 0], [1, 1], 12),
+    (1, 9, 10, 37, 9, 2, 3, [1, 2], [1, 1, 0, 1], [1, 2], 9),
+    (1, 18, 20, 37, 18, 3, 3, [3, 3], [1, 1, 1, 1], [1, 1], 18),
 ]
 # The AVX2 build of the library too, planned for an x86-64-v3 CPU (this one
 # runs its code).
@@ -382,17 +391,18 @@ for i, order in enumerate([["c", "res"], ["res", "c"]]):
           run_args=["--threads", str(i + 1)], tolerance=(1e-4, 1e-4))
 # SiLU (x * sigmoid(x): both readers in one group) after a convolution and
 # a depthwise one, which the library applies as it writes the result; with
-# infinities and NaN among the inputs of the activation.
-for i, (groups, size) in enumerate([(1, 12), (24, 10), (24, 20)]):
-    image = rand((2, 24, size, size))
+# infinities and NaN among the inputs of the activation, and activations
+# of hundreds (exp past its overflow and into the subnormals).
+for i, (groups, size, scale) in enumerate([(1, 12, 1), (24, 10, 1), (24, 20, 1), (24, 20, 60)]):
+    image = rand((2, 24, size, size)) * scale
     image[0, 0, 0, :4] = [np.inf, -np.inf, np.nan, 1e30]
     check(f"conv_silu_{i}", [("img", image)],
           [node("c", "conv2d", ["img", "fs"], pads=[1, 1, 1, 1], groups=groups),
            node("s", "sigmoid", ["c"]), node("y", "mul", ["c", "s"])], ["y"],
           constants=[("fs", rand((24, 24 // groups, 3, 3)))], tolerance=(1e-4, 1e-4),
           run_args=["--threads", str(1 + i % 2)])
-# The same after depthwise layers: small images interleave channels, large
-# ones run a channel at a time.
+# The same after depthwise layers, whose rows are read in place, on images
+# narrower and wider than a vector.
 for size in (10, 20):
     check(f"depthwise_residual_relu_{size}",
           [("img", rand((2, 24, size, size))), ("res", rand((2, 24, size, size)))],

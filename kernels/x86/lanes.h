@@ -1,0 +1,74 @@
+//===- lanes.h - Masked loads and stores of the x86 library kernels ------===//
+//
+// Vectors of which only some lanes lie inside an array (the edges of an
+// image row, the last columns of an output row): masked loads and stores,
+// which neither read nor write the other lanes, and the lane shuffle of a
+// stride-2 row. AVX-512 masks are bit masks, AVX2's vectors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_KERNELS_X86_LANES_H
+#define FUEL_KERNELS_X86_LANES_H
+
+#include "gemm.h"
+
+#include <immintrin.h>
+
+namespace KERNEL_NAMESPACE {
+
+/// A set of lanes of a vector.
+#if VECTOR_FLOATS == 16
+using LaneMask = __mmask16;
+#else
+using LaneMask = __m256i;
+#endif
+
+/// The lanes l with 0 <= start + l < n.
+inline LaneMask lanesWithin(int64_t start, int64_t n) {
+  int64_t lo = start < 0 ? -start : 0, hi = n - start < kWidth ? n - start : kWidth;
+  lo = lo < kWidth ? lo : kWidth;
+  hi = hi < lo ? lo : hi;
+#if VECTOR_FLOATS == 16
+  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+#else
+  __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(lo - 1)),
+                          _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), lane));
+#endif
+}
+
+/// x[l] in the lanes of `lanes`, zero in the others, which are not read
+/// (masked loads do not fault there).
+inline Vec loadLanes(const float *x, LaneMask lanes) {
+#if VECTOR_FLOATS == 16
+  return (Vec)_mm512_maskz_loadu_ps(lanes, x);
+#else
+  return (Vec)_mm256_maskload_ps(x, lanes);
+#endif
+}
+
+/// y[l] = v[l] for the lanes of `lanes`.
+inline void storeLanes(float *y, LaneMask lanes, Vec v) {
+#if VECTOR_FLOATS == 16
+  _mm512_mask_storeu_ps(y, lanes, (__m512)v);
+#else
+  _mm256_maskstore_ps(y, lanes, (__m256)v);
+#endif
+}
+
+/// The even lanes of lo, then those of hi: every second float of a run of
+/// 2 * kWidth (a row read with stride 2).
+inline Vec evenLanes(Vec lo, Vec hi) {
+#if VECTOR_FLOATS == 16
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  return (Vec)_mm512_permutex2var_ps((__m512)lo, even, (__m512)hi);
+#else
+  // Within each 128-bit half: lo0 lo2 hi0 hi2; then the 64-bit pairs put in order.
+  __m256 pairs = _mm256_shuffle_ps((__m256)lo, (__m256)hi, 0x88);
+  return (Vec)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), 0xd8));
+#endif
+}
+
+} // namespace KERNEL_NAMESPACE
+
+#endif // FUEL_KERNELS_X86_LANES_H
