@@ -159,20 +159,19 @@ static LogicalResult emitMaxPool(KernelEmitter &e, NodeId node) {
   std::string t = computeType(dt);
   int64_t H = graph.shape(x)[2].size(), W = graph.shape(x)[3].size();
   int64_t OH = graph.shape(y)[2].size(), OW = graph.shape(y)[3].size();
-  int64_t s = win.strides[0];
-  int64_t Hp = std::max(H + win.pads[0] + win.pads[2],
-                        (OH - 1) * s + (win.kernel[0] - 1) * win.dilations[0] + 1);
-  int64_t Wp = std::max(W + win.pads[1] + win.pads[3],
-                        (OW - 1) * s + (win.kernel[1] - 1) * win.dilations[1] + 1);
-  // Output position (oh, ow) is out[oh * pitch + ow] and reads the plane
-  // from s * oh * Wp + s * ow. With unit strides one flat loop covers them
-  // all (Q positions, a row's last k - 1 wasted); with larger ones a flat q
-  // would step over the skipped rows too (half of its positions wasted at
-  // stride 2: 0.40 ms for a 3x3 pooling of 64x111x111, 0.27 by rows).
-  int64_t pitch = s == 1 ? Wp : OW;
-  int64_t Q = (OH - 1) * pitch + OW;
+  int64_t s = win.strides[0], dh = win.dilations[0], dw = win.dilations[1];
+  // The padded image the windows reach, split into s x s stride phases:
+  // phase plane (a, b) holds the pixels (s * py + a, s * px + b), so tap
+  // (i, j) of output (oh, ow) is pixel (oh + i * dh / s, ow + j * dw / s)
+  // of phase (i * dh % s, j * dw % s), and every tap is one contiguous run
+  // over q = oh * Wq + ow (a flat q over the padded image would step over
+  // the rows a stride skips: half its positions wasted at stride 2).
+  int64_t Hp = std::max(H + win.pads[0] + win.pads[2], (OH - 1) * s + (win.kernel[0] - 1) * dh + 1);
+  int64_t Wp = std::max(W + win.pads[1] + win.pads[3], (OW - 1) * s + (win.kernel[1] - 1) * dw + 1);
+  int64_t Hq = (Hp + s - 1) / s, Wq = (Wp + s - 1) / s, phase = Hq * Wq;
+  int64_t Q = (OH - 1) * Wq + OW; // Output positions up to the last one.
   std::string planeType, outType;
-  std::string plane = e.scratch({{Hp * Wp, ""}}, t, planeType);
+  std::string plane = e.scratch({{s * s * phase, ""}}, t, planeType);
   std::string out = e.scratch({{Q, ""}}, t, outType);
   std::string lowest = scalarLiteral(lowestValue(dt), t);
   e.fill(plane, planeType, t, lowest); // The border, never written again.
@@ -182,44 +181,56 @@ static LogicalResult emitMaxPool(KernelEmitter &e, NodeId node) {
   std::string zero = e.index(0);
   std::string n = loops.open(zero, extentValue(e, extents[0]));
   std::string c = loops.open(zero, extentValue(e, extents[1]));
-  // Copy the image plane in.
-  std::string i = loops.open(zero, e.index(H)), j = loops.open(zero, e.index(W));
-  std::string v = e.op("memref.load " + e.argName(x) + "[" + n + ", " + c + ", " + i + ", " + j +
-                           "]",
-                       e.argType(x));
-  std::string at = m.add(m.add(m.mul(i, Wp), j), m.c(win.pads[0] * Wp + win.pads[1]));
-  std::string value = e.toCompute(v, dt);
-  e.body() << "      memref.store " << value << ", " << plane << "[" << at << "] : " << planeType
-           << "\n";
-  loops.close(2);
+  // Copy the image into the phases: phase (a, b) takes rows py with
+  // s * py + a - padTop inside the image, columns likewise.
+  auto inside = [&](int64_t offset, int64_t extent, int64_t planeExtent) {
+    int64_t lo = offset >= 0 ? 0 : (-offset + s - 1) / s;
+    int64_t hi = std::min(planeExtent, (extent - 1 - offset) / s + 1);
+    return std::pair{lo, std::max(lo, hi)};
+  };
+  for (int64_t pa = 0; pa < s; ++pa)
+    for (int64_t pb = 0; pb < s; ++pb) {
+      auto [y0, y1] = inside(pa - win.pads[0], H, Hq);
+      auto [x0, x1] = inside(pb - win.pads[1], W, Wq);
+      std::string py = loops.open(e.index(y0), e.index(y1));
+      std::string px = loops.open(e.index(x0), e.index(x1));
+      std::string iy = m.add(m.mul(py, s), m.c(pa - win.pads[0]));
+      std::string ix = m.add(m.mul(px, s), m.c(pb - win.pads[1]));
+      std::string v =
+          e.op("memref.load " + e.argName(x) + "[" + n + ", " + c + ", " + iy + ", " + ix + "]",
+               e.argType(x));
+      std::string at = m.add(m.add(m.mul(py, Wq), px), m.c((pa * s + pb) * phase));
+      std::string value = e.toCompute(v, dt);
+      e.body() << "      memref.store " << value << ", " << plane << "[" << at
+               << "] : " << planeType << "\n";
+      loops.close(2);
+    }
   // Every tap over every output position.
   e.fill(out, outType, t, lowest);
   std::string kh = loops.open(zero, e.index(win.kernel[0]));
   std::string kw = loops.open(zero, e.index(win.kernel[1]));
-  std::string shift = m.add(m.mul(kh, win.dilations[0] * Wp), m.mul(kw, win.dilations[1]));
-  std::string q, from;
-  if (s == 1) {
-    q = loops.open(zero, e.index(Q));
-    from = m.add(q, shift);
-  } else {
-    std::string row = loops.open(zero, e.index(OH));
-    std::string column = loops.open(zero, e.index(OW));
-    q = m.add(m.mul(row, pitch), column);
-    from = m.add(m.add(m.mul(row, s * Wp), m.mul(column, s)), shift);
-  }
+  auto phaseOf = [&](const std::string &k, int64_t dilation, std::string &step) {
+    std::string reach = m.mul(k, dilation);
+    step = e.op("arith.divui " + reach + ", " + m.c(s), "index");
+    return e.op("arith.remui " + reach + ", " + m.c(s), "index");
+  };
+  std::string rowStep, columnStep;
+  std::string pa = phaseOf(kh, dh, rowStep), pb = phaseOf(kw, dw, columnStep);
+  std::string shift =
+      m.add(m.add(m.mul(m.add(m.mul(pa, s), pb), phase), m.mul(rowStep, Wq)), columnStep);
+  std::string q = loops.open(zero, e.index(Q));
   std::string a = e.op("memref.load " + out + "[" + q + "] : " + outType, "");
-  std::string b = e.op("memref.load " + plane + "[" + from + "] : " + planeType, "");
+  std::string b = e.op("memref.load " + plane + "[" + m.add(q, shift) + "] : " + planeType, "");
   std::string best = combineReduction(e, OpKind::ReduceMax, dt, a, b, ""); // NaN kept.
-  e.body() << "      memref.store " << best << ", " << out << "[" << q << "] : " << outType
-           << "\n";
-  loops.close(s == 1 ? 3 : 4);
+  e.body() << "      memref.store " << best << ", " << out << "[" << q << "] : " << outType << "\n";
+  loops.close(3);
   // Copy the output plane out.
   std::string oh = loops.open(zero, e.index(OH)), ow = loops.open(zero, e.index(OW));
-  std::string r = e.op(
-      "memref.load " + out + "[" + m.add(m.mul(oh, pitch), ow) + "] : " + outType, "");
+  std::string r =
+      e.op("memref.load " + out + "[" + m.add(m.mul(oh, Wq), ow) + "] : " + outType, "");
   std::string result = e.toStorage(r, dt);
-  e.body() << "      memref.store " << result << ", " << e.argName(y) << "[" << n
-           << ", " << c << ", " << oh << ", " << ow << "] : " << e.argType(y) << "\n";
+  e.body() << "      memref.store " << result << ", " << e.argName(y) << "[" << n << ", " << c
+           << ", " << oh << ", " << ow << "] : " << e.argType(y) << "\n";
   loops.close(4);
   return success();
 }
