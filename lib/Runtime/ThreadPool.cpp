@@ -7,11 +7,13 @@
 
 using namespace fuel::runtime;
 
-/// Spins up to this long for `ready` before the caller sleeps: about what
-/// waking a thread costs. Bounded, so a core shared with other work is
-/// given back soon.
+/// Spins up to this long for `ready` before the caller sleeps: longer than
+/// the kernels that run whole between split ones usually last, so that a
+/// worker is awake for the next split kernel (a sleeping one, woken through
+/// the kernel, started tens of microseconds late). Bounded, so a core
+/// shared with other work is given back soon after a run.
 template <class Ready> static bool spinUntil(Ready ready) {
-  constexpr auto kSpin = std::chrono::microseconds(50);
+  constexpr auto kSpin = std::chrono::microseconds(2000);
   auto start = std::chrono::steady_clock::now();
   for (unsigned i = 0;; ++i) {
     if (ready())

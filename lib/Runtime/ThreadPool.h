@@ -2,9 +2,9 @@
 //
 // A fixed set of workers that run the chunks of one parallel loop at a time;
 // the calling thread takes chunks too. Chunks are claimed with an atomic
-// counter, so uneven chunks balance themselves. Waits spin briefly before
-// they sleep: a kernel takes tens of microseconds, about what waking a
-// sleeping thread costs, so a worker woken by the kernel would find its
+// counter, so uneven chunks balance themselves. Waits spin (up to 2 ms)
+// before they sleep: a kernel takes tens of microseconds, about what waking
+// a sleeping thread costs, so a worker woken by the kernel would find its
 // chunks taken.
 //
 //===----------------------------------------------------------------------===//
