@@ -76,7 +76,7 @@ void convolveWindow(const Conv &s, const float *weights, const float *image, int
                     const float *zeros, ColumnLanes columns, const View &y, float *out,
                     const Epilogue &e) {
   constexpr int kInputRows = (kRows - 1) * Stride + K;
-  Vec tap[K * K];
+  alignas(64) Vec tap[K * K];
   for (int t = 0; t < K * K; ++t)
     tap[t] = Vec{} + weights[t];
   float bias = e.bias ? e.bias[0] : 0.0f;
@@ -87,7 +87,7 @@ void convolveWindow(const Conv &s, const float *weights, const float *image, int
     for (int64_t ow0 = 0, b = 0; ow0 < s.OW; ow0 += kWidth, ++b) {
       const LaneMask *lanes = columns(b);
       int64_t from = columnOf(s, ow0, 0);
-      Vec acc[kRows];
+      alignas(64) Vec acc[kRows]; // Read by storeRows: clang assumes vector alignment.
 #pragma GCC unroll 8
       for (int k = 0; k < kRows; ++k)
         acc[k] = Vec{} + bias;
@@ -125,7 +125,7 @@ void convolveAnyWindow(const Conv &s, const float *weights, const float *image, 
         rows[i][k] = rowOf(s, image, rowStride, zeros, (oh0 + k) * s.sh + i * s.dh - s.padTop);
     for (int64_t ow0 = 0, b = 0; ow0 < s.OW; ow0 += kWidth, ++b) {
       const LaneMask *lanes = columns(b);
-      Vec acc[kRows];
+      alignas(64) Vec acc[kRows]; // Read by storeRows: clang assumes vector alignment.
 #pragma GCC unroll 8
       for (int k = 0; k < kRows; ++k)
         acc[k] = Vec{} + bias;
