@@ -374,9 +374,11 @@ bool foldGenerator(Importer &im, const std::string &op) {
     if (const onnx::AttributeProto *a = im.attr("value"); a && !decodeTensor(a->t(), value, why))
       return false;
     std::vector<int64_t> extents = staticValues(*shape);
+    // At most 2^24 elements, checked before each product can overflow.
+    constexpr int64_t kMaxFolded = int64_t(1) << 24;
     int64_t count = 1;
     for (int64_t d : extents)
-      count = d < 0 || count > (int64_t(1) << 24) ? -1 : count * d;
+      count = d < 0 || count < 0 || (d != 0 && count > kMaxFolded / d) ? -1 : count * d;
     if (count < 0 || value.bytes.empty())
       return false;
     KnownTensor out{value.dtype, extents, {}};

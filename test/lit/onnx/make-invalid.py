@@ -169,6 +169,13 @@ save("built_constants", [n("HannWindow", ["length"], ["w"]), n("EyeLike", ["big"
             numpy_helper.from_array(np.array(2**22 + 1, np.int64), "depth"),
             numpy_helper.from_array(np.array([0, 1], np.float32), "values")],
      outputs=("w", "e", "o"), opset=17)
+# A ConstantOfShape of 2^44 elements is not folded into a constant (the
+# element count overflowed the 2^24 bound once, and the fold never ended):
+# it stays a broadcast, and planning it says it does not fit.
+save("huge_constant_of_shape",
+     [n("ConstantOfShape", ["extents"], ["y"],
+        value=numpy_helper.from_array(np.array([1.5], np.float32)))],
+     inputs=(), inits=[numpy_helper.from_array(np.array([2**24, 2**20], np.int64), "extents")])
 summed = helper.make_graph([n("Add", ["s", "v"], ["s2"])], "body",
                            [body_value("s", TensorProto.FLOAT, [3]),
                             body_value("v", TensorProto.FLOAT, [3])],
