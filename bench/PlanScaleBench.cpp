@@ -6,7 +6,9 @@
 // placer and with the greedy baseline on a two-device machine (exact
 // min-cut) and a three-device one (expansion). Reports ns/node, the optimal
 // placer's time relative to the greedy walk measured in the same run, and
-// how much cheaper the optimal plans are.
+// how much cheaper the optimal plans are. Each time is the best of three
+// plans in one process: the first pays for faulting in fresh pages, which on
+// a virtual machine varies more than the planner does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,16 +59,31 @@ static Graph makeGraph(size_t numNodes, unsigned seed) {
   return g;
 }
 
-template <typename Fn> static double seconds(Fn fn) {
-  auto start = std::chrono::steady_clock::now();
-  fn();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
+/// Plans `graph` three times; returns the fastest time and that plan.
+static double bestOfThree(const Graph &graph, const Machine &machine,
+                          const CapsuleRegistry &registry, const ExecutionConfig &config,
+                          DiagnosticEngine &diag, ExecutionPlan &best) {
+  double bestSeconds = 0;
+  for (int run = 0; run < 3; ++run) {
+    ExecutionPlan plan;
+    auto start = std::chrono::steady_clock::now();
+    if (failed(planGraph(graph, machine, registry, config, diag, SourceLocator(), plan)))
+      std::exit(1);
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (run == 0 || t < bestSeconds) {
+      bestSeconds = t;
+      best = std::move(plan);
+    }
+  }
+  return bestSeconds;
 }
 
 int main(int argc, char **argv) {
   size_t maxNodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   CapsuleRegistry registry = CapsuleRegistry::builtin();
+  std::printf("Times are the best of three plans in one process. The last column splits the "
+              "optimal placer's time by planning phase (what `fuelc plan --time-passes` shows "
+              "under `place`).\n\n");
   std::printf("| machine | nodes | optimal placer | greedy placer | optimal / greedy time | greedy cost / optimal cost | exact | optimal placer's phases (ns/node) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const char *machineName : {"ci", "h200"}) {
@@ -79,15 +96,9 @@ int main(int argc, char **argv) {
         return 1;
       ExecutionPlan optimal, greedy;
       ExecutionConfig config;
-      double tOpt = seconds([&] {
-        if (failed(planGraph(g, *machine, registry, config, diag, SourceLocator(), optimal)))
-          std::exit(1);
-      });
+      double tOpt = bestOfThree(g, *machine, registry, config, diag, optimal);
       config.placer = PlacerKind::Greedy;
-      double tGreedy = seconds([&] {
-        if (failed(planGraph(g, *machine, registry, config, diag, SourceLocator(), greedy)))
-          std::exit(1);
-      });
+      double tGreedy = bestOfThree(g, *machine, registry, config, diag, greedy);
       std::string phases;
       for (const auto &[phase, t] : optimal.phaseSeconds)
         phases += (phases.empty() ? "" : ", ") + phase + " " +

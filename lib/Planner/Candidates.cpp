@@ -3,6 +3,7 @@
 #include "fuel/Planner/Candidates.h"
 
 #include <algorithm>
+#include <bitset>
 #include <cstdio>
 
 using namespace fuel;
@@ -25,33 +26,29 @@ static std::string formatNumber(double v) {
   return buf;
 }
 
-/// The dtypes a node's kernel must handle: its data operands and results.
-static std::vector<DType> kernelDTypes(const Graph &graph, NodeId node) {
-  std::vector<DType> dtypes;
-  auto add = [&](DType t) {
-    if (std::find(dtypes.begin(), dtypes.end(), t) == dtypes.end())
-      dtypes.push_back(t);
-  };
+/// The dtypes a node's kernel must handle (its data operands and results),
+/// as a set indexed by dtype.
+static std::bitset<kNumDTypes> kernelDTypes(const Graph &graph, NodeId node) {
+  std::bitset<kNumDTypes> dtypes;
   for (ValueRef v : graph.operands(node))
-    add(graph.dtype(v));
+    dtypes.set(static_cast<unsigned>(graph.dtype(v)));
   for (uint32_t r = 0; r < graph.numResults(node); ++r)
-    add(graph.dtype({node, r}));
+    dtypes.set(static_cast<unsigned>(graph.dtype({node, r})));
   return dtypes;
 }
 
 /// The first hard filter `capsule` fails on `device`, or "".
 static std::string hardFilter(const Graph &graph, NodeId node,
-                              const std::vector<DType> &dtypes,
+                              std::bitset<kNumDTypes> dtypes,
                               const Capsule &capsule, const DeviceSpec &device,
                               const ExecutionConfig &config,
                               const SymbolPricing &pricing,
                               const NodeWork &work) {
-  for (DType t : dtypes)
-    if (!capsule.acceptsDType(t))
-      return "dtype " + std::string(dtypeName(t)) + " not supported";
+  for (unsigned t = 0; t < kNumDTypes; ++t)
+    if (dtypes[t] && !capsule.acceptsDType(static_cast<DType>(t)))
+      return "dtype " + std::string(dtypeName(static_cast<DType>(t))) + " not supported";
   if (!capsule.cpuFeatures.empty()) {
-    std::vector<std::string> have =
-        x86LevelFeatures(device.target).value_or(std::vector<std::string>());
+    auto have = x86LevelFeatures(device.target).value_or(std::span<const std::string_view>());
     for (const std::string &f : capsule.cpuFeatures)
       if (std::find(have.begin(), have.end(), f) == have.end())
         return "needs CPU feature " + f + ", which target '" + device.target +
@@ -133,7 +130,7 @@ NodeCandidates fuel::enumerateCandidates(const Graph &graph, NodeId node,
                                          bool explain) {
   NodeCandidates result;
   NodeWork work = estimateWork(graph, node, pricing);
-  std::vector<DType> dtypes = kernelDTypes(graph, node);
+  std::bitset<kNumDTypes> dtypes = kernelDTypes(graph, node);
   bool strided = hasStridedOperand(graph, node);
   auto reject = [&](const Capsule *capsule, unsigned d, auto &&reason) {
     if (explain)

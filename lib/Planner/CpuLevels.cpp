@@ -8,27 +8,20 @@
 
 using namespace fuel;
 
-std::optional<std::vector<std::string>>
+std::optional<std::span<const std::string_view>>
 fuel::x86LevelFeatures(std::string_view level) {
-  static const char *const v2[] = {"cx16", "popcnt", "sse3", "sse4.1",
-                                   "sse4.2", "ssse3"};
-  static const char *const v3[] = {"avx",  "avx2",  "bmi1",  "bmi2",
-                                   "f16c", "fma",   "lzcnt", "movbe"};
-  static const char *const v4[] = {"avx512bw", "avx512cd", "avx512dq",
-                                   "avx512f", "avx512vl"};
-  int n = level == "x86-64"      ? 1
-          : level == "x86-64-v2" ? 2
-          : level == "x86-64-v3" ? 3
-          : level == "x86-64-v4" ? 4
-                                 : 0;
-  if (!n)
+  // Each level adds its features to the previous level's: a level's
+  // features are a prefix of this table.
+  static constexpr std::string_view kFeatures[] = {
+      "cx16", "popcnt", "sse3", "sse4.1", "sse4.2", "ssse3",                // v2
+      "avx",  "avx2",   "bmi1", "bmi2",   "f16c",   "fma", "lzcnt", "movbe", // v3
+      "avx512bw", "avx512cd", "avx512dq", "avx512f", "avx512vl"};             // v4
+  size_t count = level == "x86-64"      ? 0
+                 : level == "x86-64-v2" ? 6
+                 : level == "x86-64-v3" ? 14
+                 : level == "x86-64-v4" ? std::size(kFeatures)
+                                        : ~size_t(0);
+  if (count == ~size_t(0))
     return std::nullopt;
-  std::vector<std::string> features;
-  if (n >= 2)
-    features.insert(features.end(), std::begin(v2), std::end(v2));
-  if (n >= 3)
-    features.insert(features.end(), std::begin(v3), std::end(v3));
-  if (n >= 4)
-    features.insert(features.end(), std::begin(v4), std::end(v4));
-  return features;
+  return std::span<const std::string_view>(kFeatures, count);
 }

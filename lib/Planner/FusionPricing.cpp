@@ -5,7 +5,7 @@
 #include "fuel/Planner/CostModel.h"
 #include "fuel/Transforms/Fusion.h"
 
-#include <set>
+#include <algorithm>
 
 using namespace fuel;
 
@@ -27,28 +27,38 @@ FusionPricing::FusionPricing(const Graph &graph, const Machine &machine,
                              std::vector<NodeId> groupRoot,
                              const std::vector<NodeId> &order)
     : graph(graph), machine(machine), pricing(pricing), candidates(candidates),
-      groupRoot(std::move(groupRoot)), groups(graph.numNodes()) {
+      groupRoot(std::move(groupRoot)), firstMember(graph.numNodes() + 1, 0),
+      memberList(order.size()),
+      devices(static_cast<unsigned>(machine.devices.size())) {
   for (NodeId n : order)
-    groups[this->groupRoot[n]].push_back(n);
-  for (std::vector<NodeId> &group : groups)
+    ++firstMember[this->groupRoot[n] + 1];
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    firstMember[n + 1] += firstMember[n];
+  std::vector<uint32_t> filled(firstMember.begin(), firstMember.end() - 1);
+  for (NodeId n : order)
+    memberList[filled[this->groupRoot[n]]++] = n;
+  fusedOn.assign(size_t(graph.numNodes()) * devices, false);
+  times.assign(size_t(graph.numNodes()) * devices, kInfiniteCost);
+  for (NodeId root = 0; root < graph.numNodes(); ++root) {
+    if (this->groupRoot[root] != root)
+      continue;
+    std::span<NodeId> group(memberList.data() + firstMember[root],
+                            memberList.data() + firstMember[root + 1]);
     moveHeadFirst(graph, group);
-}
-
-bool FusionPricing::fuses(NodeId root, unsigned d) const {
-  const std::vector<NodeId> &group = groups[root];
-  if (group.size() < 2)
-    return false;
-  for (NodeId n : group)
-    if (!bestEmitted(candidates[n], d))
-      return false;
-  // Fused, every member runs a kernel fuelc emits: a faster library kernel
-  // that cannot take the group's epilogue may make it the slower choice.
-  return fusedTime(root, d) <= unfusedTime(root, d);
+    for (unsigned d = 0; d < devices; ++d) {
+      double unfused = unfusedTime(root, d);
+      // Fused, every member runs a kernel fuelc emits: a faster library
+      // kernel that cannot take the group's epilogue may make it slower.
+      double fused = group.size() > 1 ? fusedTime(root, d) : kInfiniteCost;
+      fusedOn[root * devices + d] = fused <= unfused && fused < kInfiniteCost;
+      times[root * devices + d] = std::min(fused, unfused);
+    }
+  }
 }
 
 double FusionPricing::unfusedTime(NodeId root, unsigned d) const {
   double sum = 0;
-  for (NodeId n : groups[root])
+  for (NodeId n : members(root))
     sum += candidates[n].bestTime(d);
   return sum;
 }
@@ -58,22 +68,26 @@ const Candidate *FusionPricing::candidate(NodeId node, unsigned d) const {
                                    : candidates[node].best(d);
 }
 
-double FusionPricing::fusedTime(NodeId root, unsigned d) const {
-  const std::vector<NodeId> &group = groups[root];
+double FusionPricing::fusedTime(NodeId root, unsigned d) {
+  std::span<const NodeId> group = members(root);
+  for (NodeId n : group)
+    if (!bestEmitted(candidates[n], d))
+      return kInfiniteCost;
   NodeId head = group.front();
   bool hasHead = !isElementwiseOp(graph.kind(head));
-  std::set<NodeId> inside(group.begin(), group.end());
   NodeWork tail = estimateWork(graph, root, pricing);
   tail.flops = 0;
   tail.bytes = pricing.bytes(graph, {root, 0});
-  std::set<std::pair<NodeId, uint32_t>> read;
+  externalReads.clear();
   for (NodeId n : group) {
     if (hasHead && n == head)
       continue;
     tail.flops += estimateWork(graph, n, pricing).flops;
     for (ValueRef v : graph.operands(n))
-      if (!inside.count(v.node) && read.insert({v.node, v.result}).second)
+      if (groupRoot[v.node] != root && std::ranges::find(externalReads, v) == externalReads.end()) {
+        externalReads.push_back(v);
         tail.bytes += pricing.bytes(graph, v);
+      }
   }
   double time = 0;
   if (hasHead) {
@@ -83,8 +97,4 @@ double FusionPricing::fusedTime(NodeId root, unsigned d) const {
   return time + kernelTime(*bestEmitted(candidates[root], d)->capsule,
                            machine.devices[d], tail,
                            machine.calibration ? &*machine.calibration : nullptr);
-}
-
-double FusionPricing::groupTime(NodeId root, unsigned d) const {
-  return fuses(root, d) ? fusedTime(root, d) : unfusedTime(root, d);
 }

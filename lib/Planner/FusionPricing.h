@@ -15,29 +15,38 @@
 #include "fuel/Planner/Candidates.h"
 #include "fuel/Planner/Machine.h"
 
+#include <span>
+
 namespace fuel {
 
 class FusionPricing {
 public:
+  /// Prices every group on every device once: placement reads the prices
+  /// for each attempt and each member.
   FusionPricing(const Graph &graph, const Machine &machine,
                 const SymbolPricing &pricing,
                 const std::vector<NodeCandidates> &candidates,
                 std::vector<NodeId> groupRoot, const std::vector<NodeId> &order);
 
   NodeId rootOf(NodeId node) const { return groupRoot[node]; }
-  /// Members of `root`'s group in topological order (the root last).
-  const std::vector<NodeId> &members(NodeId root) const { return groups[root]; }
+  /// Members of `root`'s group in topological order, head first.
+  std::span<const NodeId> members(NodeId root) const {
+    return {memberList.data() + firstMember[root],
+            memberList.data() + firstMember[root + 1]};
+  }
   /// Whether the group of `root` runs as one fused kernel on device `d`:
   /// all its members have kernels fuelc emits, and fused is no slower.
-  bool fuses(NodeId root, unsigned d) const;
+  bool fuses(NodeId root, unsigned d) const { return fusedOn[root * devices + d]; }
   /// The group's time on `d` (infinite where a member cannot run).
-  double groupTime(NodeId root, unsigned d) const;
+  double groupTime(NodeId root, unsigned d) const { return times[root * devices + d]; }
   /// The candidate member `node` runs with on `d`: its best one, or, in a
   /// group fused there, its best kernel that fuelc emits.
   const Candidate *candidate(NodeId node, unsigned d) const;
 
 private:
-  double fusedTime(NodeId root, unsigned d) const;
+  /// The fused kernel's time, or infinity when a member has no kernel
+  /// fuelc emits on `d`.
+  double fusedTime(NodeId root, unsigned d);
   double unfusedTime(NodeId root, unsigned d) const;
 
   const Graph &graph;
@@ -45,7 +54,15 @@ private:
   const SymbolPricing &pricing;
   const std::vector<NodeCandidates> &candidates;
   std::vector<NodeId> groupRoot;
-  std::vector<std::vector<NodeId>> groups; // By root.
+  /// Members by root (CSR: root r's are memberList[firstMember[r]..[r + 1]]).
+  std::vector<uint32_t> firstMember;
+  std::vector<NodeId> memberList;
+  unsigned devices;
+  /// By root * devices + device (other nodes' entries are unused).
+  std::vector<bool> fusedOn;
+  std::vector<double> times;
+  /// Values a group reads from outside (scratch of fusedTime).
+  std::vector<ValueRef> externalReads;
 };
 
 } // namespace fuel

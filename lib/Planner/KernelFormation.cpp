@@ -17,13 +17,29 @@
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
-#include <map>
 
 using namespace fuel;
 
 namespace {
-/// Split axes of the arguments of one kernel, keyed by value.
-using SplitAxes = std::map<ValueRef, int>;
+/// Split axes of the arguments of one kernel, keyed by value (a handful of
+/// entries: a list, searched in order).
+class SplitAxes {
+public:
+  /// The axis entered for `v`, entering axis 0 when there is none.
+  int &operator[](ValueRef v) {
+    if (int *axis = find(v))
+      return *axis;
+    return entries.emplace_back(v, 0).second;
+  }
+  /// The axis entered for `v`, or null.
+  int *find(ValueRef v) {
+    auto it = std::ranges::find(entries, v, &std::pair<ValueRef, int>::first);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+
+private:
+  std::vector<std::pair<ValueRef, int>> entries;
+};
 
 /// The axis of `operand`, broadcast into `domain`, that lines up with the
 /// domain's axis `axis`, or -1 (absent or broadcast there).
@@ -183,6 +199,11 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
   auto inGroup = [&](NodeId n) {
     return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
   };
+  NodeId root = nodes.back();
+  size_t maxArgs = graph.numResults(root);
+  for (NodeId n : nodes)
+    maxArgs += graph.operands(n).size();
+  spec.args.reserve(maxArgs);
   for (NodeId n : nodes)
     for (ValueRef v : graph.operands(n)) {
       bool seen = std::any_of(spec.args.begin(), spec.args.end(),
@@ -195,7 +216,6 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
       if (Dim offset = graph.dimsAttr(*graph.findAttr(n, AttrName::Offset))[0];
           offset.isSymbolic())
         spec.symbols.push_back(offset.symbolId());
-  NodeId root = nodes.back();
   for (uint32_t r = 0; r < graph.numResults(root); ++r)
     spec.args.push_back({{root, r}, true, -1, true});
 
@@ -209,11 +229,12 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
         !splitHead(graph, root, axes))
       return spec;
     ValueRef x = graph.operands(root)[0];
-    for (KernelArg &arg : spec.args)
-      arg.splitAxis = arg.isResult                ? 0
-                      : axes.count(arg.value)     ? axes[arg.value]
-                                                  : alignedAxis(graph, arg.value,
-                                                                graph.shape(x), axes[x]);
+    for (KernelArg &arg : spec.args) {
+      int *entered = axes.find(arg.value);
+      arg.splitAxis = arg.isResult ? 0
+                      : entered    ? *entered
+                                   : alignedAxis(graph, arg.value, graph.shape(x), axes[x]);
+    }
     spec.splittable = true;
     return spec;
   }
@@ -232,8 +253,8 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
   for (KernelArg &arg : spec.args) {
     if (arg.isResult) {
       arg.splitAxis = axis;
-    } else if (auto it = axes.find(arg.value); it != axes.end()) {
-      arg.splitAxis = it->second;
+    } else if (int *entered = axes.find(arg.value)) {
+      arg.splitAxis = *entered;
     } else if (elementwiseHead || arg.value.node != head) {
       // Operands of the elementwise part broadcast into the result.
       bool readByHead = false;
@@ -251,25 +272,36 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
 std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
                                           const ExecutionPlan &plan) {
   const std::vector<size_t> &rootOf = plan.rootOf;
+  // Steps by their group's root step (CSR), in plan order.
+  std::vector<size_t> firstMember(plan.steps.size() + 1, 0);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    ++firstMember[rootOf[s] + 1];
+  size_t numKernels = 0;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    numKernels += rootOf[s] == s;
+    firstMember[s + 1] += firstMember[s];
+  }
+  std::vector<size_t> members(plan.steps.size());
+  std::vector<size_t> filled(firstMember.begin(), firstMember.end() - 1);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    members[filled[rootOf[s]]++] = s;
   std::vector<KernelSpec> kernels;
-  std::vector<std::vector<size_t>> members(plan.steps.size());
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    members[rootOf[s]].push_back(s);
-  std::vector<size_t> stepOf(graph.numNodes());
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    stepOf[plan.steps[s].node] = s;
+  kernels.reserve(numKernels);
+  std::vector<NodeId> nodes;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     if (rootOf[s] != s)
       continue;
-    std::vector<NodeId> nodes;
-    for (size_t m : members[s])
-      nodes.push_back(plan.steps[m].node);
+    nodes.clear();
+    for (size_t m = firstMember[s]; m < firstMember[s + 1]; ++m)
+      nodes.push_back(plan.steps[members[m]].node);
     moveHeadFirst(graph, nodes);
     kernels.push_back(formKernel(graph, nodes,
                                  "fuel_k" + std::to_string(kernels.size())));
     // A library kernel can only be the group's first node (its head).
-    if (const Capsule *c = plan.steps[stepOf[nodes.front()]].capsule)
-      kernels.back().librarySymbol = c->symbol;
+    for (size_t m = firstMember[s]; m < firstMember[s + 1]; ++m)
+      if (const PlannedStep &step = plan.steps[members[m]]; step.node == nodes.front())
+        if (step.capsule)
+          kernels.back().librarySymbol = step.capsule->symbol;
   }
   return kernels;
 }

@@ -214,11 +214,6 @@ void Lowering::lowerSteps() {
   std::vector<int64_t> launchAt(plan.steps.size(), -1);
   for (size_t k = 0; k < lastStep.size(); ++k)
     launchAt[lastStep[k]] = static_cast<int64_t>(k);
-  std::vector<std::vector<uint32_t>> copiesAfter(plan.steps.size() + 1);
-  for (size_t c = 0; c < plan.copies.size(); ++c) {
-    size_t after = plan.copies[c].afterStep;
-    copiesAfter[after == ~size_t(0) ? 0 : after + 1].push_back(static_cast<uint32_t>(c));
-  }
   std::vector<int64_t> writer(p.buffers.size(), -1);
   auto add = [&](StepKind kind, uint32_t index) {
     Step step{kind, index, {}};
@@ -240,13 +235,15 @@ void Lowering::lowerSteps() {
       writer[b] = static_cast<int64_t>(p.steps.size());
     p.steps.push_back(std::move(step));
   };
-  for (uint32_t c : copiesAfter[0])
-    add(StepKind::Copy, c);
+  auto addCopies = [&](size_t step) {
+    for (const PlannedCopy &c : plan.copiesAfter(step))
+      add(StepKind::Copy, static_cast<uint32_t>(&c - plan.copies.data()));
+  };
+  addCopies(~size_t(0));
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     if (launchAt[s] >= 0)
       add(StepKind::Launch, static_cast<uint32_t>(launchAt[s]));
-    for (uint32_t c : copiesAfter[s + 1])
-      add(StepKind::Copy, c);
+    addCopies(s);
   }
 }
 

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 using namespace fuel;
 
 namespace {
 
-/// First-fit-by-size free list over one arena, coalescing on free.
+/// Best-fit free list over one arena, coalescing on free. Holes are indexed
+/// by offset (to coalesce) and by size (to find the best fit in log time:
+/// a plan of a million buffers can have thousands of holes).
 class Arena {
 public:
   explicit Arena(uint64_t alignment) : alignment(alignment) {}
@@ -19,29 +22,25 @@ public:
   uint64_t allocate(uint64_t size) {
     size = std::max<uint64_t>((size + alignment - 1) / alignment * alignment,
                               alignment);
-    // Best fit: the smallest hole that holds the buffer.
-    auto best = holes.end();
-    for (auto it = holes.begin(); it != holes.end(); ++it)
-      if (it->second >= size && (best == holes.end() || it->second < best->second))
-        best = it;
-    if (best == holes.end()) {
+    // Best fit: the smallest hole that holds the buffer, the lowest first.
+    auto best = bySize.lower_bound({size, 0});
+    if (best == bySize.end()) {
       // Grow the arena, reusing a hole that ends at the top.
       uint64_t offset = top;
       if (!holes.empty()) {
         auto last = std::prev(holes.end());
         if (last->first + last->second == top) {
           offset = last->first;
-          holes.erase(last);
+          erase(last);
         }
       }
       top = offset + size;
       return offset;
     }
-    uint64_t offset = best->first;
-    uint64_t rest = best->second - size;
-    holes.erase(best);
-    if (rest)
-      holes.emplace(offset + size, rest);
+    auto [holeSize, offset] = *best;
+    erase(holes.find(offset));
+    if (holeSize > size)
+      insert(offset + size, holeSize - size);
     return offset;
   }
 
@@ -51,24 +50,36 @@ public:
     auto next = holes.lower_bound(offset);
     if (next != holes.end() && offset + size == next->first) {
       size += next->second;
-      next = holes.erase(next);
+      next = erase(next);
     }
     if (next != holes.begin()) {
       auto prev = std::prev(next);
       if (prev->first + prev->second == offset) {
-        prev->second += size;
-        return;
+        offset = prev->first;
+        size += prev->second;
+        erase(prev);
       }
     }
-    holes.emplace(offset, size);
+    insert(offset, size);
   }
 
   uint64_t peak() const { return top; }
 
 private:
+  using Holes = std::map<uint64_t, uint64_t>; // offset -> size
+  void insert(uint64_t offset, uint64_t size) {
+    holes.emplace(offset, size);
+    bySize.emplace(size, offset);
+  }
+  Holes::iterator erase(Holes::iterator hole) {
+    bySize.erase({hole->second, hole->first});
+    return holes.erase(hole);
+  }
+
   uint64_t alignment;
   uint64_t top = 0;
-  std::map<uint64_t, uint64_t> holes; // offset -> size
+  Holes holes;
+  std::set<std::pair<uint64_t, uint64_t>> bySize; // (size, offset)
 };
 } // namespace
 
@@ -101,20 +112,19 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
       memory.buffers[b].lastUse = std::max(memory.buffers[b].lastUse, at);
   };
 
+  // At most one buffer per result, copy and workspace.
+  memory.buffers.reserve(firstSlot.back() + plan.copies.size() + plan.steps.size());
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     if (graph.kind(n) == OpKind::Input)
       addBuffer({n, 0}, plan.deviceOf[n], 0);
   auto position = [](size_t step) { return static_cast<uint32_t>(2 * step + 1); };
-  std::vector<std::vector<const PlannedCopy *>> copiesAfter(plan.steps.size() + 1);
-  for (const PlannedCopy &c : plan.copies)
-    copiesAfter[c.afterStep == ~size_t(0) ? 0 : c.afterStep + 1].push_back(&c);
-  auto runCopies = [&](size_t group, uint32_t at) {
-    for (const PlannedCopy *c : copiesAfter[group]) {
-      use(c->value, c->from, at);
-      addBuffer(c->value, c->to, at);
+  auto runCopies = [&](size_t step, uint32_t at) {
+    for (const PlannedCopy &c : plan.copiesAfter(step)) {
+      use(c.value, c.from, at);
+      addBuffer(c.value, c.to, at);
     }
   };
-  runCopies(0, 0);
+  runCopies(~size_t(0), 0);
   std::vector<bool> constantOn(size_t(graph.numNodes()) * k, false);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlannedStep &step = plan.steps[s];
@@ -140,7 +150,7 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
       memory.buffers.push_back({{step.node, 0}, true, step.device, 0,
                                 step.capsule->workspaceBytes, position(s),
                                 position(s)});
-    runCopies(s + 1, position(s) + 1);
+    runCopies(s, position(s) + 1);
   }
   // Outputs live to the end on the device they are delivered to.
   uint32_t end = position(plan.steps.size());

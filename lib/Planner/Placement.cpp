@@ -91,61 +91,37 @@ double PlacementProblem::linkCost(uint32_t value, unsigned from,
   return latency[i] + valueList[value].bytes * inverseBandwidth[i];
 }
 
-std::vector<PlacementProblem::Hop>
-PlacementProblem::transferHops(uint32_t value, unsigned from,
-                               uint64_t destinations) const {
-  std::vector<Hop> hops;
-  destinations &= ~(uint64_t(1) << from);
-  if (!isLine()) {
-    for (unsigned d = 0; d < devices; ++d)
-      if (destinations & (uint64_t(1) << d))
-        hops.push_back({from, d, transferCost(value, from, d)});
-    return hops;
-  }
-  // Walk outwards from the producer to the farthest destination each way.
-  unsigned p = linePosition[from], lo = p, hi = p;
-  for (unsigned d = 0; d < devices; ++d)
-    if (destinations & (uint64_t(1) << d)) {
-      lo = std::min(lo, linePosition[d]);
-      hi = std::max(hi, linePosition[d]);
-    }
-  for (unsigned i = p; i < hi; ++i)
-    hops.push_back({lineOrder[i], lineOrder[i + 1],
-                    linkCost(value, lineOrder[i], lineOrder[i + 1])});
-  for (unsigned i = p; i > lo; --i)
-    hops.push_back({lineOrder[i], lineOrder[i - 1],
-                    linkCost(value, lineOrder[i], lineOrder[i - 1])});
-  return hops;
-}
-
-uint32_t PlacementProblem::addNode(std::vector<double> costs) {
+uint32_t PlacementProblem::addNode(const std::vector<double> &costs) {
   assert(costs.size() == devices);
   nodeCosts.insert(nodeCosts.end(), costs.begin(), costs.end());
-  nodeInputs.emplace_back();
   return numNodes() - 1;
 }
 
 void PlacementProblem::addValue(uint32_t producer, double bytes,
-                                std::vector<uint32_t> consumers) {
-  std::sort(consumers.begin(), consumers.end());
-  consumers.erase(std::unique(consumers.begin(), consumers.end()),
-                  consumers.end());
-  uint32_t index = static_cast<uint32_t>(valueList.size());
-  for (uint32_t c : consumers)
-    nodeInputs[c].push_back(index);
-  valueList.push_back({producer, bytes, std::move(consumers)});
+                                const std::vector<uint32_t> &consumers) {
+  uint32_t first = static_cast<uint32_t>(consumerList.size());
+  consumerList.insert(consumerList.end(), consumers.begin(), consumers.end());
+  std::sort(consumerList.begin() + first, consumerList.end());
+  consumerList.erase(std::unique(consumerList.begin() + first, consumerList.end()),
+                     consumerList.end());
+  valueList.push_back(
+      {producer, bytes, first, static_cast<uint32_t>(consumerList.size() - first)});
+}
+
+std::vector<std::vector<uint32_t>> PlacementProblem::inputsByNode() const {
+  std::vector<std::vector<uint32_t>> inputs(numNodes());
+  for (uint32_t v = 0; v < valueList.size(); ++v)
+    for (uint32_t c : consumers(v))
+      inputs[c].push_back(v);
+  return inputs;
 }
 
 double PlacementProblem::transferCost(uint32_t value, unsigned from,
                                       unsigned to) const {
   if (from == to)
     return 0;
-  if (isLine()) {
-    double total = 0;
-    for (const Hop &hop : transferHops(value, from, uint64_t(1) << to))
-      total += hop.cost;
-    return total;
-  }
+  if (isLine())
+    return hopsCost(value, from, uint64_t(1) << to);
   // Routes with at most one intermediate device (exact closure for up to
   // three devices; e.g. GPU -> host -> GPU staging).
   double best = linkCost(value, from, to);
@@ -160,12 +136,10 @@ double PlacementProblem::evaluate(const std::vector<uint16_t> &labels) const {
   for (uint32_t n = 0; n < numNodes(); ++n)
     total += nodeCost(n, labels[n]);
   for (uint32_t v = 0; v < valueList.size(); ++v) {
-    const Value &value = valueList[v];
     uint64_t destinations = 0;
-    for (uint32_t c : value.consumers)
+    for (uint32_t c : consumers(v))
       destinations |= uint64_t(1) << labels[c];
-    for (const Hop &hop : transferHops(v, labels[value.producer], destinations))
-      total += hop.cost;
+    total += hopsCost(v, labels[valueList[v].producer], destinations);
   }
   return total;
 }

@@ -20,11 +20,12 @@ using namespace fuel;
 std::vector<uint16_t> fuel::placeGreedy(const PlacementProblem &p,
                                          const std::vector<uint32_t> &order) {
   std::vector<uint16_t> labels(p.numNodes(), 0);
+  std::vector<std::vector<uint32_t>> inputsOf = p.inputsByNode();
   for (uint32_t node : order) {
     double best = kInfiniteCost;
     for (unsigned d = 0; d < p.numDevices(); ++d) {
       double cost = p.nodeCost(node, d);
-      for (uint32_t v : p.inputsOf()[node])
+      for (uint32_t v : inputsOf[node])
         cost += p.transferCost(v, labels[p.values()[v].producer], d);
       if (cost < best) {
         best = cost;
@@ -49,7 +50,7 @@ std::vector<uint16_t> fuel::placeChainDp(const PlacementProblem &p,
   // The edge of value v belongs to its earliest consumer in `order`.
   std::vector<std::vector<uint32_t>> ownedInputs(n);
   for (uint32_t v = 0; v < p.values().size(); ++v) {
-    const auto &consumers = p.values()[v].consumers;
+    std::span<const uint32_t> consumers = p.consumers(v);
     if (consumers.empty())
       continue;
     uint32_t first = *std::min_element(

@@ -11,6 +11,7 @@
 #include "fuel/Planner/MaxFlow.h"
 
 #include <cassert>
+#include <span>
 
 using namespace fuel;
 
@@ -24,7 +25,7 @@ using namespace fuel;
 /// auxiliary vertex x with u -> x and x -> w (inf) for every consumer w, and
 /// y with w -> y (inf) and y -> u; one consumer needs no auxiliary vertex).
 static void addTransferTerms(MaxFlow &flow, uint32_t u,
-                             const std::vector<uint32_t> &consumers,
+                             std::span<const uint32_t> consumers,
                              double sourceToSink, double sinkToSource) {
   if (consumers.size() == 1) {
     flow.addEdge(u, consumers[0], sourceToSink);
@@ -49,7 +50,7 @@ static void addTransferTerms(MaxFlow &flow, uint32_t u,
 static size_t totalConsumers(const PlacementProblem &p) {
   size_t consumers = 0;
   for (const PlacementProblem::Value &value : p.values())
-    consumers += value.consumers.size();
+    consumers += value.numConsumers;
   return consumers;
 }
 
@@ -87,7 +88,7 @@ PlacementResult fuel::placeTwoDevices(const PlacementProblem &p) {
   }
   for (uint32_t v = 0; v < p.values().size(); ++v) {
     const PlacementProblem::Value &value = p.values()[v];
-    addTransferTerms(flow, value.producer, value.consumers,
+    addTransferTerms(flow, value.producer, p.consumers(v),
                      p.transferCost(v, 0, 1), p.transferCost(v, 1, 0));
   }
   double cut = flow.run(source, sink);
@@ -144,12 +145,12 @@ PlacementResult fuel::placeOnLine(const PlacementProblem &p) {
     const PlacementProblem::Value &value = p.values()[v];
     for (unsigned i = 0; i + 1 < k; ++i) {
       boundary.clear();
-      for (uint32_t w : value.consumers)
+      for (uint32_t w : p.consumers(v))
         boundary.push_back(vertex(w, i + 1));
       // Source side of X(i+1) = beyond the link: a producer below it with a
       // consumer beyond pays the forward hop, and vice versa.
-      double forward = p.transferHops(v, order[i], uint64_t(1) << order[i + 1])[0].cost;
-      double backward = p.transferHops(v, order[i + 1], uint64_t(1) << order[i])[0].cost;
+      double forward = p.transferCost(v, order[i], order[i + 1]);
+      double backward = p.transferCost(v, order[i + 1], order[i]);
       addTransferTerms(flow, vertex(value.producer, i + 1), boundary, backward,
                        forward);
     }

@@ -77,7 +77,7 @@ private:
     // Consumers already on alpha end there; the others may switch.
     std::vector<uint32_t> movable;
     bool someAlreadyAlpha = false;
-    for (uint32_t w : value.consumers) {
+    for (uint32_t w : p.consumers(v)) {
       if (labels[w] == alpha)
         someAlreadyAlpha = true;
       else
@@ -128,6 +128,7 @@ private:
 
 /// The cost terms that change when `node` changes device.
 static double localCost(const PlacementProblem &p,
+                        const std::vector<std::vector<uint32_t>> &inputsOf,
                         const std::vector<std::vector<uint32_t>> &outputsOf,
                         std::vector<uint16_t> &labels, uint32_t node,
                         unsigned device) {
@@ -135,17 +136,12 @@ static double localCost(const PlacementProblem &p,
   labels[node] = static_cast<uint16_t>(device);
   double cost = p.nodeCost(node, device);
   auto valueCost = [&](uint32_t v) {
-    const PlacementProblem::Value &value = p.values()[v];
     uint64_t destinations = 0;
-    for (uint32_t c : value.consumers)
+    for (uint32_t c : p.consumers(v))
       destinations |= uint64_t(1) << labels[c];
-    double total = 0;
-    for (const PlacementProblem::Hop &hop :
-         p.transferHops(v, labels[value.producer], destinations))
-      total += hop.cost;
-    return total;
+    return p.hopsCost(v, labels[p.values()[v].producer], destinations);
   };
-  for (uint32_t v : p.inputsOf()[node])
+  for (uint32_t v : inputsOf[node])
     cost += valueCost(v);
   for (uint32_t v : outputsOf[node])
     cost += valueCost(v);
@@ -171,6 +167,7 @@ PlacementResult fuel::placeByExpansion(const PlacementProblem &p,
   if (!result.feasible())
     result.labels = starts.front();
 
+  std::vector<std::vector<uint32_t>> inputsOf = p.inputsByNode();
   std::vector<std::vector<uint32_t>> outputsOf(p.numNodes());
   for (uint32_t v = 0; v < p.values().size(); ++v)
     outputsOf[p.values()[v].producer].push_back(v);
@@ -192,11 +189,11 @@ PlacementResult fuel::placeByExpansion(const PlacementProblem &p,
     for (uint32_t node : order) {
       unsigned current = result.labels[node];
       double here =
-          localCost(p, outputsOf, result.labels, node, current);
+          localCost(p, inputsOf, outputsOf, result.labels, node, current);
       for (unsigned d = 0; d < p.numDevices(); ++d) {
         if (d == current)
           continue;
-        double there = localCost(p, outputsOf, result.labels, node, d);
+        double there = localCost(p, inputsOf, outputsOf, result.labels, node, d);
         if (lessThan(there, here)) {
           result.labels[node] = static_cast<uint16_t>(d);
           current = d;

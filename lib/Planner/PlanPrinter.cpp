@@ -77,9 +77,8 @@ std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
   }
   out += "steps:\n";
   auto printCopies = [&](size_t step) {
-    for (const PlannedCopy &c : plan.copies)
-      if (c.afterStep == step)
-        out += "        copy " + pad(valueName(graph, c.value), 14) + " " +
+    for (const PlannedCopy &c : plan.copiesAfter(step))
+      out += "        copy " + pad(valueName(graph, c.value), 14) + " " +
                deviceName(plan, c.from) + " -> " + deviceName(plan, c.to) +
                "  " + formatBytes(c.bytes) + "  " + formatTime(c.time) + "\n";
   };
@@ -207,7 +206,7 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     if (auto it = workspaceIndex.find(step.node); it != workspaceIndex.end())
       s["workspace_buffer"] = it->second;
     nlohmann::ordered_json alternatives = nlohmann::ordered_json::array();
-    for (const Candidate &c : step.alternatives)
+    for (const Candidate &c : plan.alternativesOf(step))
       alternatives.push_back({{"device", deviceName(plan, c.device)},
                               {"capsule", c.capsule->id},
                               {"time", c.time}});

@@ -14,6 +14,9 @@
 
 using namespace fuel;
 
+/// Orders copies by the step they follow; those of inputs (~0) come first.
+static size_t copyPosition(const PlannedCopy &copy) { return copy.afterStep + 1; }
+
 namespace {
 
 constexpr uint32_t kNotPlaced = ~uint32_t(0);
@@ -207,9 +210,10 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
   machine.linkMatrices(latency, inverseBandwidth);
   PlacementProblem problem(k, latency, inverseBandwidth);
   placementIndex.assign(graph.numNodes(), kNotPlaced);
-  auto pinnedCosts = [&](unsigned device, double cost) {
-    std::vector<double> costs(k, kInfiniteCost);
-    costs[device] = cost;
+  std::vector<double> costs(k); // Of the node being added.
+  auto pinnedCosts = [&](unsigned device) -> const std::vector<double> & {
+    std::fill(costs.begin(), costs.end(), kInfiniteCost);
+    costs[device] = 0;
     return costs;
   };
   // One problem node per fusion group (its root), priced as a whole.
@@ -217,19 +221,18 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
     OpKind kind = graph.kind(n);
     if (kind == OpKind::Constant || isViewOp(kind) || fusion->rootOf(n) != n)
       continue;
-    std::vector<double> costs;
     if (kind == OpKind::Input)
-      costs = pinnedCosts(inputDevice, 0);
+      pinnedCosts(inputDevice);
     else if (pinOf[n] >= 0 && candidates[n].frontier.empty())
-      costs = pinnedCosts(static_cast<unsigned>(pinOf[n]), 0); // copy, alloc.
+      pinnedCosts(static_cast<unsigned>(pinOf[n])); // copy, alloc.
     else
       for (unsigned d = 0; d < k; ++d)
-        costs.push_back(fusion->groupTime(n, d));
+        costs[d] = fusion->groupTime(n, d);
     if (kind != OpKind::Input)
       for (unsigned d = 0; d < k; ++d)
-        for (uint32_t r = 0; r < graph.numResults(n); ++r)
+        for (uint32_t r = 0; r < graph.numResults(n) && penalty[d] != 0; ++r)
           costs[d] += penalty[d] * pricing.bytes(graph, {n, r});
-    placementIndex[n] = problem.addNode(std::move(costs));
+    placementIndex[n] = problem.addNode(costs);
   }
   for (NodeId n : order)
     if (fusion->rootOf(n) != n)
@@ -260,7 +263,7 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
           consume(v, placementIndex[n]); // Not a value inside the group.
   // Outputs are delivered to their residency: one sink per output.
   for (ValueRef out : graph.outputs())
-    consume(out, problem.addNode(pinnedCosts(outputDevice, 0)));
+    consume(out, problem.addNode(pinnedCosts(outputDevice)));
   for (uint32_t v = 0; v < valueOf.size(); ++v)
     problem.addValue(placementIndex[valueOf[v].node],
                      pricing.bytes(graph, valueOf[v]), consumersOf[v]);
@@ -290,6 +293,11 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
       plan.deviceOf[n] = plan.deviceOf[bufferRoot(graph, {n, 0}).node];
   }
   std::vector<size_t> stepOf(graph.numNodes(), ~size_t(0));
+  plan.steps.reserve(placement.labels.size());
+  size_t numAlternatives = 0;
+  for (NodeId n : order)
+    numAlternatives += candidates[n].frontier.size();
+  plan.alternatives.reserve(numAlternatives);
   for (NodeId n : order) {
     if (placementIndex[n] == kNotPlaced || graph.kind(n) == OpKind::Input)
       continue;
@@ -301,8 +309,11 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
                   : n == root             ? fusion->groupTime(root, d)
                                           : 0;
     stepOf[n] = plan.steps.size();
+    const std::vector<Candidate> &frontier = candidates[n].frontier;
     plan.steps.push_back({n, d, best ? best->capsule : nullptr, time,
-                          candidates[n].frontier});
+                          static_cast<uint32_t>(plan.alternatives.size()),
+                          static_cast<uint32_t>(frontier.size())});
+    plan.alternatives.insert(plan.alternatives.end(), frontier.begin(), frontier.end());
     plan.computeTime += time;
   }
   plan.rootOf.resize(plan.steps.size());
@@ -315,16 +326,16 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
   for (uint32_t v = 0; v < valueOf.size(); ++v) {
     unsigned from = plan.deviceOf[valueOf[v].node];
     uint64_t destinations = 0;
-    for (uint32_t consumer : consumersOf[v])
+    for (uint32_t consumer : problem.consumers(v))
       destinations |= uint64_t(1) << placement.labels[consumer];
-    for (const PlacementProblem::Hop &hop :
-         problem.transferHops(v, from, destinations)) {
+    problem.forEachHop(v, from, destinations, [&](const PlacementProblem::Hop &hop) {
       plan.transferTime += hop.cost;
       plan.copies.push_back({valueOf[v], hop.from, hop.to,
                              problem.values()[v].bytes, hop.cost,
                              stepOf[valueOf[v].node]});
-    }
+    });
   }
+  std::ranges::stable_sort(plan.copies, {}, copyPosition);
 }
 
 void PlanBuilder::schedule() {
@@ -339,22 +350,18 @@ void PlanBuilder::schedule() {
   auto slot = [&](ValueRef v, unsigned device) {
     return (size_t(firstSlot[v.node]) + v.result) * k + device;
   };
-  // Copies grouped by the step they follow (index 0: graph inputs).
-  std::vector<std::vector<const PlannedCopy *>> copiesAfter(plan.steps.size() + 1);
-  for (const PlannedCopy &c : plan.copies)
-    copiesAfter[c.afterStep == ~size_t(0) ? 0 : c.afterStep + 1].push_back(&c);
-  auto runCopies = [&](size_t group, double finish) {
-    for (const PlannedCopy *c : copiesAfter[group]) {
+  auto runCopies = [&](size_t step, double finish) {
+    for (const PlannedCopy &c : plan.copiesAfter(step)) {
       // A staged copy also waits for the previous hop to land.
-      double start = std::max({finish, linkFree[c->from * k + c->to],
-                               readyAt[slot(c->value, c->from)]});
-      double end = start + c->time;
-      linkFree[c->from * k + c->to] = end;
-      readyAt[slot(c->value, c->to)] = end;
+      double start = std::max({finish, linkFree[c.from * k + c.to],
+                               readyAt[slot(c.value, c.from)]});
+      double end = start + c.time;
+      linkFree[c.from * k + c.to] = end;
+      readyAt[slot(c.value, c.to)] = end;
       plan.makespan = std::max(plan.makespan, end);
     }
   };
-  runCopies(0, 0);
+  runCopies(~size_t(0), 0);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlannedStep &step = plan.steps[s];
     double start = deviceFree[step.device];
@@ -365,7 +372,7 @@ void PlanBuilder::schedule() {
     for (uint32_t r = 0; r < graph.numResults(step.node); ++r)
       readyAt[slot({step.node, r}, step.device)] = finish;
     plan.makespan = std::max(plan.makespan, finish);
-    runCopies(s + 1, finish);
+    runCopies(s, finish);
   }
 }
 
@@ -486,6 +493,11 @@ LogicalResult PlanBuilder::placeWithinCapacity() {
   plan.lowerBound = unconstrained;
   plan.memoryCapped = true;
   return success();
+}
+
+std::span<const PlannedCopy> ExecutionPlan::copiesAfter(size_t step) const {
+  auto [first, last] = std::ranges::equal_range(copies, step + 1, {}, copyPosition);
+  return {first, last};
 }
 
 LogicalResult fuel::planGraph(const Graph &graph, const Machine &machine,

@@ -145,7 +145,7 @@ std::vector<NodeId> fuel::fusionGroups(const Graph &graph,
   return root;
 }
 
-void fuel::moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes) {
+void fuel::moveHeadFirst(const Graph &graph, std::span<NodeId> nodes) {
   // The head reads only values from outside its group, so it can go first.
   // A non-elementwise root (a reduction with a prologue) stays last.
   auto head = std::find_if(nodes.begin(), nodes.end(), [&](NodeId n) {

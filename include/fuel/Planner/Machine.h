@@ -16,6 +16,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,7 +77,7 @@ std::optional<Machine> loadMachine(const std::string &nameOrPath,
 /// The CPU features an x86-64 level (`x86-64`, `x86-64-v2`, `-v3`, `-v4`)
 /// guarantees, in LLVM's spelling; nullopt for other targets. Code built for
 /// a level runs only where all of them are present.
-std::optional<std::vector<std::string>> x86LevelFeatures(std::string_view level);
+std::optional<std::span<const std::string_view>> x86LevelFeatures(std::string_view level);
 
 } // namespace fuel
 

@@ -20,8 +20,10 @@
 #ifndef FUEL_PLANNER_PLACEMENT_H
 #define FUEL_PLANNER_PLACEMENT_H
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -40,11 +42,11 @@ public:
                    std::vector<double> inverseBandwidth);
 
   /// Adds a node with one cost per device; returns its index.
-  uint32_t addNode(std::vector<double> costs);
+  uint32_t addNode(const std::vector<double> &costs);
   /// Adds a value produced by `producer`, of `bytes` bytes, read by
   /// `consumers` (duplicates allowed; each destination device pays once).
   void addValue(uint32_t producer, double bytes,
-                std::vector<uint32_t> consumers);
+                const std::vector<uint32_t> &consumers);
 
   unsigned numDevices() const { return devices; }
   uint32_t numNodes() const {
@@ -66,21 +68,33 @@ public:
     unsigned from, to;
     double cost;
   };
-  /// The transfers that bring `value`, produced on `from`, to every device in
-  /// the bitmask `destinations`, in an order that respects staging.
-  std::vector<Hop> transferHops(uint32_t value, unsigned from,
-                                uint64_t destinations) const;
+  /// Calls `fn(Hop)` for each transfer that brings `value`, produced on
+  /// `from`, to every device in the bitmask `destinations`, in an order that
+  /// respects staging.
+  template <typename Fn>
+  void forEachHop(uint32_t value, unsigned from, uint64_t destinations, Fn &&fn) const;
+  /// The sum of the hops' costs.
+  double hopsCost(uint32_t value, unsigned from, uint64_t destinations) const {
+    double total = 0;
+    forEachHop(value, from, destinations, [&](const Hop &hop) { total += hop.cost; });
+    return total;
+  }
 
   struct Value {
     uint32_t producer;
     double bytes;
-    std::vector<uint32_t> consumers;
+    /// consumers(v) is consumerList[firstConsumer, + numConsumers).
+    uint32_t firstConsumer, numConsumers;
   };
   const std::vector<Value> &values() const { return valueList; }
-  /// Values each node consumes (indices into values()).
-  const std::vector<std::vector<uint32_t>> &inputsOf() const {
-    return nodeInputs;
+  /// The distinct nodes that read `value`, ascending.
+  std::span<const uint32_t> consumers(uint32_t value) const {
+    return {consumerList.data() + valueList[value].firstConsumer,
+            valueList[value].numConsumers};
   }
+  /// Values each node consumes (indices into values()), built on each call:
+  /// for the placers that walk nodes rather than values.
+  std::vector<std::vector<uint32_t>> inputsByNode() const;
 
   /// Node costs plus, per value, one transfer per distinct consumer device.
   double evaluate(const std::vector<uint16_t> &labels) const;
@@ -94,8 +108,31 @@ private:
   std::vector<unsigned> lineOrder, linePosition;
   std::vector<double> nodeCosts;
   std::vector<Value> valueList;
-  std::vector<std::vector<uint32_t>> nodeInputs;
+  std::vector<uint32_t> consumerList;
 };
+
+template <typename Fn>
+void PlacementProblem::forEachHop(uint32_t value, unsigned from, uint64_t destinations,
+                                  Fn &&fn) const {
+  destinations &= ~(uint64_t(1) << from);
+  if (!isLine()) {
+    for (unsigned d = 0; d < devices; ++d)
+      if (destinations & (uint64_t(1) << d))
+        fn(Hop{from, d, transferCost(value, from, d)});
+    return;
+  }
+  // Walk outwards from the producer to the farthest destination each way.
+  unsigned p = linePosition[from], lo = p, hi = p;
+  for (unsigned d = 0; d < devices; ++d)
+    if (destinations & (uint64_t(1) << d)) {
+      lo = std::min(lo, linePosition[d]);
+      hi = std::max(hi, linePosition[d]);
+    }
+  for (unsigned i = p; i < hi; ++i)
+    fn(Hop{lineOrder[i], lineOrder[i + 1], linkCost(value, lineOrder[i], lineOrder[i + 1])});
+  for (unsigned i = p; i > lo; --i)
+    fn(Hop{lineOrder[i], lineOrder[i - 1], linkCost(value, lineOrder[i], lineOrder[i - 1])});
+}
 
 enum class PlacerKind { Optimal, Greedy, ChainDp };
 

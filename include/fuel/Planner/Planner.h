@@ -31,6 +31,7 @@
 #include "fuel/Support/LogicalResult.h"
 
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,9 @@ struct PlannedStep {
   unsigned device;
   const Capsule *capsule;
   double time;
-  /// The node's retained alternatives (the frontier on every device).
-  std::vector<Candidate> alternatives;
+  /// The node's retained alternatives (the frontier on every device):
+  /// ExecutionPlan::alternatives[firstAlternative, + numAlternatives).
+  uint32_t firstAlternative = 0, numAlternatives = 0;
 };
 
 struct PlannedCopy {
@@ -51,7 +53,7 @@ struct PlannedCopy {
   double bytes;
   double time;
   /// The step (index into steps) whose result is copied; copies are ordered
-  /// right after it.
+  /// right after it. ~0 for graph inputs, copied before the first step.
   size_t afterStep;
 };
 
@@ -60,6 +62,10 @@ struct ExecutionPlan {
   PlacerKind placer = PlacerKind::Optimal;
   /// Kernel steps in execution (topological) order.
   std::vector<PlannedStep> steps;
+  /// Every step's alternatives, one run per step (one array: a plan of a
+  /// million steps allocates it once).
+  std::vector<Candidate> alternatives;
+  /// In execution order: sorted by afterStep, inputs' copies first.
   std::vector<PlannedCopy> copies;
   /// Device of every node (views and sources included), by NodeId.
   std::vector<unsigned> deviceOf;
@@ -87,6 +93,12 @@ struct ExecutionPlan {
   /// The extent each symbol was priced at: buffers hold values up to these
   /// extents, so they are the run-time upper bounds.
   std::vector<std::pair<std::string, int64_t>> symbolBounds;
+
+  std::span<const Candidate> alternativesOf(const PlannedStep &step) const {
+    return {alternatives.data() + step.firstAlternative, step.numAlternatives};
+  }
+  /// The copies that run right after step `step` (~0: before the first).
+  std::span<const PlannedCopy> copiesAfter(size_t step) const;
 };
 
 LogicalResult planGraph(const Graph &graph, const Machine &machine,

@@ -24,6 +24,7 @@
 
 #include "fuel/Transforms/KernelSpec.h"
 
+#include <span>
 #include <vector>
 
 namespace fuel {
@@ -38,7 +39,7 @@ std::vector<NodeId> fusionGroups(const Graph &graph,
 /// Moves a group's head (its one non-elementwise node, if any, unless it is
 /// the root of a prologue group) to the front of `nodes` (a group's members
 /// in topological order): it is computed first.
-void moveHeadFirst(const Graph &graph, std::vector<NodeId> &nodes);
+void moveHeadFirst(const Graph &graph, std::span<NodeId> nodes);
 
 } // namespace fuel
 
