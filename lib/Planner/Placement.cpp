@@ -98,7 +98,7 @@ uint32_t PlacementProblem::addNode(const std::vector<double> &costs) {
 }
 
 void PlacementProblem::addValue(uint32_t producer, double bytes,
-                                const std::vector<uint32_t> &consumers) {
+                                std::span<const uint32_t> consumers) {
   uint32_t first = static_cast<uint32_t>(consumerList.size());
   consumerList.insert(consumerList.end(), consumers.begin(), consumers.end());
   std::sort(consumerList.begin() + first, consumerList.end());

@@ -74,8 +74,7 @@ static PlacementResult exactResult(const PlacementProblem &p,
 PlacementResult fuel::placeTwoDevices(const PlacementProblem &p) {
   uint32_t n = p.numNodes();
   MaxFlow flow(n + 2);
-  flow.reserve(n + 2 + 2 * p.values().size(),
-               2 * n + 2 * (p.values().size() + totalConsumers(p)));
+  flow.reserve(2 * n + 2 * (p.values().size() + totalConsumers(p)));
   uint32_t source = n, sink = n + 1;
   double offset = 0; // Each node's cheapest cost, paid whatever the cut.
   for (uint32_t node = 0; node < n; ++node) {
@@ -116,8 +115,7 @@ PlacementResult fuel::placeOnLine(const PlacementProblem &p) {
   unsigned k = p.numDevices();
   const std::vector<unsigned> &order = p.linePath();
   MaxFlow flow(2 + n * (k - 1));
-  flow.reserve(2 + n * (k - 1) + 2 * (k - 1) * p.values().size(),
-               2 * k * n + 2 * (k - 1) * (p.values().size() + totalConsumers(p)));
+  flow.reserve(2 * k * n + 2 * (k - 1) * (p.values().size() + totalConsumers(p)));
   uint32_t source = 0, sink = 1;
   auto vertex = [&](uint32_t node, unsigned i) -> uint32_t {
     if (i == 0)

@@ -100,7 +100,6 @@ private:
   std::vector<uint32_t> placementIndex;   // NodeId -> problem node.
   /// Problem values: (root value, problem value index).
   std::vector<ValueRef> valueOf;
-  std::vector<std::vector<uint32_t>> consumersOf;
   /// Wall time per phase over every attempt (ExecutionPlan::phaseSeconds).
   std::vector<std::pair<std::string, double>> phaseSeconds;
 };
@@ -243,6 +242,7 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     firstSlot[n + 1] = firstSlot[n] + graph.numResults(n);
   std::vector<uint32_t> valueIndex(firstSlot.back(), kNotPlaced);
+  std::vector<std::pair<uint32_t, uint32_t>> reads; // (value, consumer)
   auto consume = [&](ValueRef read, uint32_t consumer) {
     ValueRef root = bufferRoot(graph, read);
     if (placementIndex[root.node] == kNotPlaced)
@@ -251,9 +251,8 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
     if (index == kNotPlaced) {
       index = static_cast<uint32_t>(valueOf.size());
       valueOf.push_back(root);
-      consumersOf.emplace_back();
     }
-    consumersOf[index].push_back(consumer);
+    reads.emplace_back(index, consumer);
   };
   for (NodeId n : order)
     if (placementIndex[n] != kNotPlaced)
@@ -264,9 +263,18 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
   // Outputs are delivered to their residency: one sink per output.
   for (ValueRef out : graph.outputs())
     consume(out, problem.addNode(pinnedCosts(outputDevice)));
+  // Each value's consumers, in the order they read it (CSR by value).
+  std::vector<uint32_t> firstRead(valueOf.size() + 1, 0), readers(reads.size());
+  for (auto [value, consumer] : reads)
+    ++firstRead[value + 1];
   for (uint32_t v = 0; v < valueOf.size(); ++v)
-    problem.addValue(placementIndex[valueOf[v].node],
-                     pricing.bytes(graph, valueOf[v]), consumersOf[v]);
+    firstRead[v + 1] += firstRead[v];
+  std::vector<uint32_t> filled(firstRead.begin(), firstRead.end() - 1);
+  for (auto [value, consumer] : reads)
+    readers[filled[value]++] = consumer;
+  for (uint32_t v = 0; v < valueOf.size(); ++v)
+    problem.addValue(placementIndex[valueOf[v].node], pricing.bytes(graph, valueOf[v]),
+                     std::span(readers).subspan(firstRead[v], firstRead[v + 1] - firstRead[v]));
   return problem;
 }
 
@@ -378,7 +386,6 @@ void PlanBuilder::schedule() {
 
 bool PlanBuilder::attempt(const std::vector<double> &penalty) {
   valueOf.clear();
-  consumersOf.clear();
   plan = ExecutionPlan();
   PlacementProblem problem = timed("problem", [&] { return buildProblem(penalty); });
   std::vector<uint32_t> problemOrder(problem.numNodes());

@@ -1,6 +1,6 @@
 //===- MaxFlow.h - s-t maximum flow / minimum cut ---------------*- C++ -*-===//
 //
-// Dinic's algorithm on a compact edge list, with real capacities. The planner
+// Dinic's algorithm on arcs grouped by node (CSR), with real capacities. The planner
 // reduces placement to minimum cuts (Stone's construction); `minCutSourceSide`
 // then tells which nodes ended on the source side.
 //
@@ -19,13 +19,12 @@ public:
   /// Capacities at or above this are treated as unbounded.
   static constexpr double kInfinity = 1e30;
 
-  explicit MaxFlow(uint32_t numNodes) : firstEdge(numNodes, kNone) {}
+  explicit MaxFlow(uint32_t numNodes) : nodes(numNodes) {}
 
-  /// Pre-sizes for `nodes` vertices and `edges` edges (avoids regrowing
-  /// million-edge arrays).
-  void reserve(size_t nodes, size_t edges);
-  uint32_t addNode();
-  uint32_t numNodes() const { return static_cast<uint32_t>(firstEdge.size()); }
+  /// Pre-sizes for `edges` edges (avoids regrowing million-edge arrays).
+  void reserve(size_t edges);
+  uint32_t addNode() { return nodes++; }
+  uint32_t numNodes() const { return nodes; }
   /// Adds a directed edge (and its residual twin); zero capacities are
   /// dropped.
   void addEdge(uint32_t from, uint32_t to, double capacity);
@@ -40,17 +39,29 @@ public:
 private:
   static constexpr uint32_t kNone = ~uint32_t(0);
   struct Edge {
-    uint32_t to;
-    uint32_t next;
+    uint32_t from, to;
     double capacity;
   };
+  /// A residual arc; a node's arcs are contiguous (arcs[firstArc[v] ..
+  /// firstArc[v + 1]]), which keeps the searches' reads sequential.
+  struct Arc {
+    uint32_t to;
+    uint32_t twin; // The reverse arc.
+    double capacity;
+  };
+  /// Turns the added edges into arcs, grouped by tail.
+  void buildArcs();
   bool buildLevels(uint32_t source, uint32_t sink);
   double augment(uint32_t source, uint32_t sink, double limit);
+  void push(uint32_t arc, double amount);
 
-  std::vector<uint32_t> firstEdge;
-  std::vector<Edge> edges;
+  uint32_t nodes;
+  std::vector<Edge> edges; // As added, until run().
+  std::vector<uint32_t> firstArc;
+  std::vector<Arc> arcs;
   std::vector<int32_t> level;
   std::vector<uint32_t> cursor;
+  std::vector<uint32_t> queue;
 };
 
 } // namespace fuel

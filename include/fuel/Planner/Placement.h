@@ -45,8 +45,7 @@ public:
   uint32_t addNode(const std::vector<double> &costs);
   /// Adds a value produced by `producer`, of `bytes` bytes, read by
   /// `consumers` (duplicates allowed; each destination device pays once).
-  void addValue(uint32_t producer, double bytes,
-                const std::vector<uint32_t> &consumers);
+  void addValue(uint32_t producer, double bytes, std::span<const uint32_t> consumers);
 
   unsigned numDevices() const { return devices; }
   uint32_t numNodes() const {

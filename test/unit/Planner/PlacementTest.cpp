@@ -230,7 +230,7 @@ TEST_CASE("infeasible pins are reported as infeasible", "[placement]") {
   PlacementProblem p(2, {0, kInfiniteCost, kInfiniteCost, 0}, {0, 0, 0, 0});
   p.addNode({1, kInfiniteCost});
   p.addNode({kInfiniteCost, 1});
-  p.addValue(0, 8, {1});
+  p.addValue(0, 8, std::vector<uint32_t>{1});
   CHECK_FALSE(solvePlacement(p, {0, 1}, PlacerKind::Optimal).feasible());
   PlacementProblem q(2, {0, 1, 1, 0}, {0, 0, 0, 0});
   q.addNode({kInfiniteCost, kInfiniteCost});
@@ -244,7 +244,7 @@ TEST_CASE("fan-out to one device pays one transfer", "[placement]") {
   p.addNode({1, kInfiniteCost});
   for (int i = 0; i < 3; ++i)
     p.addNode({8, 1});
-  p.addValue(0, 100, {1, 2, 3});
+  p.addValue(0, 100, std::vector<uint32_t>{1, 2, 3});
   PlacementResult r = solvePlacement(p, {0, 1, 2, 3}, PlacerKind::Optimal);
   CHECK(r.labels == std::vector<uint16_t>{0, 1, 1, 1});
   CHECK(r.cost == 1 + 3 * 1 + 10);
