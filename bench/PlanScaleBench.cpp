@@ -4,8 +4,9 @@
 // values, so fan-out and diamonds are everywhere; a mix of linear layers and
 // cheap elementwise ops), verifies them, and times planGraph with the optimal
 // placer and with the greedy baseline on a two-device machine (exact
-// min-cut) and a three-device one (expansion). Reports ns/node, the optimal
-// placer's time relative to the greedy walk measured in the same run, and
+// min-cut) and a three-device one in a line (layered min-cut). Reports
+// ns/node, the optimal placer's time relative to the greedy walk measured
+// in the same run, and
 // how much cheaper the optimal plans are. Each time is the best of three
 // plans in one process: the first pays for faulting in fresh pages, which on
 // a virtual machine varies more than the planner does.
