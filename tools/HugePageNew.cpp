@@ -16,12 +16,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#if defined(__has_feature)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) // GCC
+#define FUEL_SANITIZED_BUILD
+#elif defined(__has_feature) // Clang
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define FUEL_SANITIZED_BUILD
 #endif
 #endif
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && !defined(FUEL_SANITIZED_BUILD)
+
+#ifndef FUEL_SANITIZED_BUILD
 
 #include <cstdlib>
 #include <new>

@@ -83,11 +83,14 @@ double FusionPricing::fusedTime(NodeId root, unsigned d) {
     if (hasHead && n == head)
       continue;
     tail.flops += estimateWork(graph, n, pricing).flops;
-    for (ValueRef v : graph.operands(n))
-      if (groupRoot[v.node] != root && std::ranges::find(externalReads, v) == externalReads.end()) {
+    for (ValueRef v : graph.operands(n)) {
+      bool inside = groupRoot[v.node] == root;
+      if (!inside && std::find(externalReads.begin(), externalReads.end(), v) ==
+                         externalReads.end()) {
         externalReads.push_back(v);
         tail.bytes += pricing.bytes(graph, v);
       }
+    }
   }
   double time = 0;
   if (hasHead) {

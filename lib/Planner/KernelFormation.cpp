@@ -33,7 +33,8 @@ public:
   }
   /// The axis entered for `v`, or null.
   int *find(ValueRef v) {
-    auto it = std::ranges::find(entries, v, &std::pair<ValueRef, int>::first);
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [&](const std::pair<ValueRef, int> &e) { return e.first == v; });
     return it == entries.end() ? nullptr : &it->second;
   }
 

@@ -15,7 +15,9 @@
 using namespace fuel;
 
 /// Orders copies by the step they follow; those of inputs (~0) come first.
-static size_t copyPosition(const PlannedCopy &copy) { return copy.afterStep + 1; }
+static bool copiesBefore(const PlannedCopy &a, const PlannedCopy &b) {
+  return a.afterStep + 1 < b.afterStep + 1;
+}
 
 namespace {
 
@@ -343,7 +345,7 @@ void PlanBuilder::fillPlan(const PlacementProblem &problem,
                              stepOf[valueOf[v].node]});
     });
   }
-  std::ranges::stable_sort(plan.copies, {}, copyPosition);
+  std::stable_sort(plan.copies.begin(), plan.copies.end(), copiesBefore);
 }
 
 void PlanBuilder::schedule() {
@@ -503,7 +505,9 @@ LogicalResult PlanBuilder::placeWithinCapacity() {
 }
 
 std::span<const PlannedCopy> ExecutionPlan::copiesAfter(size_t step) const {
-  auto [first, last] = std::ranges::equal_range(copies, step + 1, {}, copyPosition);
+  PlannedCopy key{};
+  key.afterStep = step;
+  auto [first, last] = std::equal_range(copies.begin(), copies.end(), key, copiesBefore);
   return {first, last};
 }
 
