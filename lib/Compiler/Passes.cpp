@@ -102,22 +102,29 @@ static Pass codegenPass(const CodegenTarget &target) {
           print};
 }
 
-/// Refuses a program the runtime would refuse: a kernel argument whose
-/// layout at the planned extents is past what the runtime takes (2^40
-/// elements per tensor, the reader's bound on hostile files).
+/// Refuses a program the runtime would refuse: a kernel argument, input or
+/// output whose layout at the planned extents is past what the runtime
+/// takes (2^40 elements per tensor, the reader's bound on hostile files).
 static LogicalResult checkRuntimeLimits(const artifact::Program &program,
                                         DiagnosticEngine &diag) {
+  constexpr const char *kRemedy = " has more than 2^40 elements at the planned extents, more "
+                                  "than the runtime takes per tensor (plan with smaller --dim "
+                                  "values, or split the tensor)";
   std::vector<int64_t> bounds = program.boundValues();
   for (const artifact::Kernel &k : program.kernels)
     for (size_t a = 0; a < k.args.size(); ++a)
       if (!k.args[a].tensor.layout(bounds)) {
         SourceLocation loc;
         loc.node = k.node;
-        diag.error(std::move(loc),
-                   "argument " + std::to_string(a) + " of the '" + k.label +
-                       "' kernel has more than 2^40 elements at the planned extents, "
-                       "more than the runtime takes per tensor (plan with smaller --dim "
-                       "values, or split the tensor)");
+        diag.error(std::move(loc), "argument " + std::to_string(a) + " of the '" + k.label +
+                                       "' kernel" + kRemedy);
+        return failure();
+      }
+  for (const auto &[what, list] : {std::pair{"input", &program.inputs},
+                                   std::pair{"output", &program.outputs}})
+    for (const artifact::Io &io : *list)
+      if (!io.tensor.layout(bounds)) {
+        diag.error({}, std::string(what) + " '" + io.name + "'" + kRemedy);
         return failure();
       }
   return success();

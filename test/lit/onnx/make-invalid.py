@@ -171,7 +171,7 @@ save("built_constants", [n("HannWindow", ["length"], ["w"]), n("EyeLike", ["big"
      outputs=("w", "e", "o"), opset=17)
 # A ConstantOfShape of 2^44 elements is not folded into a constant (the
 # element count overflowed the 2^24 bound once, and the fold never ended):
-# it stays a broadcast, and planning it says it does not fit.
+# it stays a broadcast, and planning it says the runtime cannot take it.
 save("huge_constant_of_shape",
      [n("ConstantOfShape", ["extents"], ["y"],
         value=numpy_helper.from_array(np.array([1.5], np.float32)))],
