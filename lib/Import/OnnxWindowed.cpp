@@ -1,13 +1,14 @@
 //===- OnnxWindowed.cpp - ONNX convolution and pooling --------------------===//
 //
-// Conv, MaxPool, AveragePool (1-D and 2-D windows; 3-D pooling) and the
-// global poolings. The IR's windowed ops are 2-D: a 1-D window is a 2-D one
-// of height 1 over the input unsqueezed to [N, C, 1, L]; a 3-D pooling is
-// two 2-D ones (pool3D). Its pooling kernels clip windows to
-// the input and take at most half a window of padding; wider pads (which
-// ONNX allows) become an explicit pad of the input (the lowest value for
-// max pooling, zeros for averages, rescaled by the window's share of real
-// elements when padding is not counted).
+// Conv, MaxPool, AveragePool (1-D, 2-D and 3-D windows) and the global
+// poolings. The IR's windowed ops are 2-D: a 1-D window is a 2-D one of
+// height 1 over the input unsqueezed to [N, C, 1, L]; a 3-D pooling is two
+// 2-D ones (pool3D), a 3-D convolution one 2-D one per depth tap (conv3D).
+// The pooling kernels clip windows to the input and take at most half a
+// window of padding; wider pads (which ONNX allows) become an explicit pad
+// of the input (the lowest value for max pooling, zeros for averages,
+// rescaled by the window's share of real elements when padding is not
+// counted).
 //
 //===----------------------------------------------------------------------===//
 
@@ -225,6 +226,71 @@ ValueRef pool3D(Composer &k, OpKind kind, ValueRef input, const Window &w) {
   Dim od = k.im.graph.shape(y)[2];
   return k.reshape(y, {n, Dim::fixed(c), od, oh, ow});
 }
+
+/// A 3-D convolution as a sum of 2-D ones, one per tap t of the depth
+/// window: the output depth od reads input plane od * stride + t * dilation
+/// of the depth-padded input. Those planes (a strided slice) are folded
+/// into the batch, [N * OD, C, H, W], and convolved with the weights' depth
+/// slice t; the bias joins the first tap's convolution.
+ValueRef conv3D(Composer &k, std::vector<ValueRef> operands, const Window &w) {
+  // Copies: adding nodes may move the graph's shape storage.
+  const Graph &g = k.im.graph;
+  std::vector<Dim> x(g.shape(operands[0]).begin(), g.shape(operands[0]).end());
+  std::vector<Dim> weight(g.shape(operands[1]).begin(), g.shape(operands[1]).end());
+  if (!isFullyStatic(x) || !isFullyStatic(weight) || w.kernel.size() != 3 ||
+      (!w.pads.empty() && w.pads.size() != 6)) {
+    k.im.unsupported("3-D convolution needs static extents and a 3-D window");
+    k.markFailed();
+    return operands[0];
+  }
+  int64_t n = x[0].size(), c = x[1].size(), d = x[2].size(), h = x[3].size(), wd = x[4].size();
+  int64_t taps = w.kernel[0], step = w.stride(0), dilation = w.dilation(0);
+  int64_t before = w.pad(0, false), after = w.pad(0, true);
+  int64_t od = (d + before + after - dilation * (taps - 1) - 1) / step + 1;
+  if (od < 1 || taps < 1) {
+    k.im.unsupported("the depth window is longer than the padded input");
+    k.markFailed();
+    return operands[0];
+  }
+  ValueRef input = operands[0];
+  if (before || after)
+    input = k.op(OpKind::Pad, {input}, [&](Graph &graph) {
+      graph.addIntsAttr(AttrName::Pads,
+                        std::vector<int64_t>{0, 0, before, 0, 0, 0, 0, after, 0, 0});
+      graph.addStringAttr(AttrName::Mode, "constant");
+      graph.addFloatAttr(AttrName::Value, 0);
+    });
+  std::vector<int64_t> planePads;
+  if (!w.pads.empty())
+    planePads = {w.pads[1], w.pads[2], w.pads[4], w.pads[5]};
+  Window planes{twoAxes(w.kernel, 1, false, 1), twoAxes(w.strides, 1, false, 1), planePads,
+                twoAxes(w.dilations, 1, false, 1)};
+  ValueRef sum;
+  for (int64_t t = 0; t < taps; ++t) {
+    int64_t first = t * dilation;
+    ValueRef sliced = k.op(OpKind::Slice, {input}, [&](Graph &graph) {
+      graph.addIntsAttr(AttrName::Starts, std::vector<int64_t>{first});
+      graph.addIntsAttr(AttrName::Ends, std::vector<int64_t>{first + (od - 1) * step + 1});
+      graph.addIntsAttr(AttrName::Axes, std::vector<int64_t>{2});
+      graph.addIntsAttr(AttrName::Steps, std::vector<int64_t>{step});
+    });
+    ValueRef folded =
+        k.reshape(k.transpose(sliced, {0, 2, 1, 3, 4}),
+                  {Dim::fixed(n * od), Dim::fixed(c), Dim::fixed(h), Dim::fixed(wd)});
+    ValueRef tapWeights = k.reshape(k.slice(operands[1], 2, t, t + 1),
+                                    {weight[0], weight[1], weight[3], weight[4]});
+    std::vector<ValueRef> tapOperands{folded, tapWeights};
+    if (t == 0 && operands.size() > 2)
+      tapOperands.push_back(operands[2]);
+    ValueRef y = windowed2D(k, OpKind::Conv2D, tapOperands, planes);
+    if (k.failed())
+      return operands[0];
+    sum = t == 0 ? y : k.op(OpKind::Add, {sum, y});
+  }
+  ShapeRef y = g.shape(sum); // [N * OD, M, OH, OW]
+  std::vector<Dim> unfolded{Dim::fixed(n), Dim::fixed(od), y[1], y[2], y[3]};
+  return k.transpose(k.reshape(sum, unfolded), {0, 2, 1, 3, 4});
+}
 } // namespace
 
 ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands) {
@@ -239,9 +305,8 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
   ShapeRef x = im.graph.shape(input);
   size_t rank = x.size();
   bool pool = kind != OpKind::Conv2D;
-  if (rank != 3 && rank != 4 && !(pool && rank == 5))
-    return fail(pool ? "only 1-D, 2-D and 3-D windows (rank-3 to rank-5 input) are supported"
-                     : "only 1-D and 2-D convolutions (rank-3 or rank-4 input) are supported");
+  if (rank != 3 && rank != 4 && rank != 5)
+    return fail("only 1-D, 2-D and 3-D windows (rank-3 to rank-5 input) are supported");
   if (kind == OpKind::MaxPool2D && im.outputUsed(1) && rank != 4)
     return fail("the Indices output is supported for 2-D pooling");
   ShapeRef weight = kind == OpKind::Conv2D ? im.graph.shape(operands[1]) : ShapeRef();
@@ -249,7 +314,7 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
   if (!read)
     return fail("");
   if (rank == 5)
-    return pool3D(k, kind, input, *read);
+    return pool ? pool3D(k, kind, input, *read) : conv3D(k, operands, *read);
   if (rank == 4)
     return windowed2D(k, kind, operands, *read);
   // A 1-D window over [N, C, 1, L].

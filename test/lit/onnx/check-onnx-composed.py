@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""ONNX ops fuelc composes from IR ops (GridSample, 3-D pooling, 1-D
+"""ONNX ops fuelc composes from IR ops (GridSample, 3-D pooling and
+convolution, 1-D
 ConvTranspose, Det, DFT, STFT, Compress, ReverseSequence, MaxUnpool,
 MaxPool's Indices) and
 control flow it resolves at import (If, Loop, Scan), imported, planned for
@@ -65,6 +66,24 @@ for name, attrs, reference in [
     op = name.split("_")[0]
     case(name, [n(op, ["a"], ["y0"], **attrs)], [("a", volume, None)],
          [f32(reference(t(volume)))], tolerance=(1e-5, 1e-6))
+
+# 3-D Conv (one 2-D convolution per depth tap): strides, asymmetric pads,
+# dilations, groups, bias, auto_pad=SAME_UPPER, against torch.
+clip = rand(2, 4, 6, 7, 5)
+for name, kernel, attrs, bias, reference in [
+        ("Conv_3d_strided_padded", (6, 4, 3, 2, 3),
+         dict(strides=[2, 1, 2], pads=[1, 0, 1, 2, 1, 1]), True,
+         lambda v, w, b: tf.conv3d(tf.pad(v, (1, 1, 0, 1, 1, 2)), w, b, stride=(2, 1, 2))),
+        ("Conv_3d_dilated_grouped", (4, 2, 2, 3, 2), dict(dilations=[2, 1, 2], group=2), False,
+         lambda v, w, b: tf.conv3d(v, w, None, dilation=(2, 1, 2), groups=2)),
+        ("Conv_3d_same_upper", (3, 4, 3, 3, 3), dict(auto_pad="SAME_UPPER", strides=[2, 2, 2]),
+         True, lambda v, w, b: tf.conv3d(tf.pad(v, (1, 1, 1, 1, 0, 1)), w, b, stride=2))]:
+    weights3, bias3 = rand(*kernel), rand(kernel[0])
+    inputs = ["a", "w", "b"] if bias else ["a", "w"]
+    inits = [("w", weights3)] + ([("b", bias3)] if bias else [])
+    case(name, [n("Conv", inputs, ["y0"], **attrs)], [("a", clip, None)],
+         [f32(reference(t(clip), t(weights3), t(bias3) if bias else None))],
+         initializers=inits, tolerance=(1e-4, 1e-5))
 
 # 1-D ConvTranspose (a 2-D one of height 1): stride, dilation, pads,
 # output_padding, groups.
