@@ -46,6 +46,7 @@ void addNormalizationHandlers(HandlerTable &table);
 void addRecurrentHandlers(HandlerTable &table);
 void addScatterHandlers(HandlerTable &table);
 void addGridSampleHandlers(HandlerTable &table);
+void addRoiAlignHandlers(HandlerTable &table);
 void addStaticSelectHandlers(HandlerTable &table);
 void addDetHandlers(HandlerTable &table);
 void addSpectralHandlers(HandlerTable &table);

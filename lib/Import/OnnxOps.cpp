@@ -696,6 +696,7 @@ const HandlerTable &handlers() {
     addOptimizerHandlers(t);
     addScatterHandlers(t);
     addGridSampleHandlers(t);
+    addRoiAlignHandlers(t);
     addStaticSelectHandlers(t);
     addDetHandlers(t);
     addSpectralHandlers(t);
@@ -719,7 +720,7 @@ size_t requiredInputs(const std::string &opType) {
       {"ConvTranspose", 2}, {"QuantizeLinear", 2}, {"DequantizeLinear", 2},
       {"MatMulInteger", 2}, {"ConvInteger", 2}, {"QLinearMatMul", 8}, {"QLinearConv", 8},
       {"Upsample", 2}, {"InstanceNormalization", 3}, {"RNN", 3}, {"GRU", 3}, {"LSTM", 3}, {"BitShift", 2}, {"ScatterND", 3}, {"ScatterElements", 3}, {"Scatter", 3},
-      {"GatherND", 2}, {"TopK", 2}, {"GridSample", 2}, {"Compress", 2},
+      {"GatherND", 2}, {"TopK", 2}, {"GridSample", 2}, {"RoiAlign", 3}, {"Compress", 2},
       {"ReverseSequence", 2}, {"MaxUnpool", 2}, {"STFT", 2}, {"MelWeightMatrix", 5},
       {"Loop", 0}, {"Scan", 0},
       {"NegativeLogLikelihoodLoss", 2}, {"SoftmaxCrossEntropyLoss", 2}};
@@ -754,7 +755,7 @@ int64_t firstOpset(const std::string &opType) {
       {"RNN", 7}, {"GRU", 7}, {"LSTM", 7}, {"Asin", 7}, {"Acos", 7}, {"Atan", 7},
       {"BitShift", 11}, {"Scatter", 9}, {"HannWindow", 17}, {"HammingWindow", 17}, {"BlackmanWindow", 17},
       {"GridSample", 16}, {"ReverseSequence", 10}, {"DFT", 17}, {"STFT", 17},
-      {"MelWeightMatrix", 17}, {"If", 1}, {"Loop", 1}, {"Scan", 8}};
+      {"MelWeightMatrix", 17}, {"If", 1}, {"Loop", 1}, {"Scan", 8}, {"RoiAlign", 10}};
   auto it = table.find(opType);
   return it == table.end() ? 11 : it->second;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""ONNX ops fuelc composes from IR ops (GridSample, 3-D pooling and
-convolution, 1-D
+"""ONNX ops fuelc composes from IR ops (GridSample, RoiAlign, 3-D pooling
+and convolution, 1-D
 ConvTranspose, Det, DFT, STFT, Compress, ReverseSequence, MaxUnpool,
 MaxPool's Indices) and
 control flow it resolves at import (If, Loop, Scan), imported, planned for
@@ -84,6 +84,71 @@ for name, kernel, attrs, bias, reference in [
     case(name, [n("Conv", inputs, ["y0"], **attrs)], [("a", clip, None)],
          [f32(reference(t(clip), t(weights3), t(bias3) if bias else None))],
          initializers=inits, tolerance=(1e-4, 1e-5))
+
+
+
+def roi_align(x, rois, batch, out_h, out_w, ratio, scale, half_pixel):
+    """The ONNX reference's RoiAlign (avg), sample by sample."""
+    out = np.zeros((len(rois), x.shape[1], out_h, out_w))
+    height, width = x.shape[2:]
+    offset = 0.5 if half_pixel else 0.0
+    for r, roi in enumerate(rois.astype(np.float64)):
+        x0, y0, x1, y1 = roi * scale - offset
+        roi_w, roi_h = x1 - x0, y1 - y0
+        if not half_pixel:
+            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+        bin_h, bin_w = roi_h / out_h, roi_w / out_w
+        image = x[batch[r]].astype(np.float64)
+        for ph in range(out_h):
+            for pw in range(out_w):
+                total = np.zeros(x.shape[1])
+                for iy in range(ratio):
+                    for ix in range(ratio):
+                        yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / ratio
+                        xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / ratio
+                        if yy < -1 or yy > height or xx < -1 or xx > width:
+                            continue
+                        yy, xx = max(yy, 0.0), max(xx, 0.0)
+                        ylo, xlo = int(yy), int(xx)
+                        if ylo >= height - 1:
+                            ylo = yhi = height - 1
+                            yy = float(ylo)
+                        else:
+                            yhi = ylo + 1
+                        if xlo >= width - 1:
+                            xlo = xhi = width - 1
+                            xx = float(xlo)
+                        else:
+                            xhi = xlo + 1
+                        ly, lx = yy - ylo, xx - xlo
+                        total += ((1 - ly) * (1 - lx) * image[:, ylo, xlo] +
+                                  (1 - ly) * lx * image[:, ylo, xhi] +
+                                  ly * (1 - lx) * image[:, yhi, xlo] + ly * lx * image[:, yhi, xhi])
+                out[r, :, ph, pw] = total / (ratio * ratio)
+    return out
+
+
+# RoiAlign (avg; two batched matmuls of separable weights): regions inside,
+# across and past the borders, both coordinate transformations, against
+# the reference's sample-by-sample loop.
+features = rand(2, 3, 9, 11)
+regions = np.array([[0.5, 1.0, 6.0, 7.5], [-3.0, -2.0, 4.0, 3.0], [8.0, 6.0, 14.0, 12.0],
+                    [2.0, 2.0, 2.5, 2.2]], np.float32)
+region_batch = np.array([1, 0, 1, 0], np.int64)
+for name, opset, attrs, half_pixel in [
+        ("RoiAlign_half_pixel", 16, dict(output_height=3, output_width=4, sampling_ratio=2,
+                                          spatial_scale=0.9), True),
+        ("RoiAlign_output_half_pixel", 16,
+         dict(output_height=2, output_width=3, sampling_ratio=3, spatial_scale=1.0,
+              coordinate_transformation_mode="output_half_pixel"), False),
+        ("RoiAlign_opset10", 10, dict(output_height=4, output_width=2, sampling_ratio=1,
+                                      spatial_scale=0.5), False)]:
+    want = roi_align(features, regions, region_batch, attrs["output_height"],
+                     attrs["output_width"], attrs["sampling_ratio"], attrs["spatial_scale"],
+                     half_pixel)
+    case(name, [n("RoiAlign", ["a", "r", "b"], ["y0"], **attrs)], [("a", features, None)],
+         [f32(want)], initializers=[("r", regions), ("b", region_batch)], opset=opset,
+         tolerance=(1e-4, 1e-5))
 
 # 1-D ConvTranspose (a 2-D one of height 1): stride, dilation, pads,
 # output_padding, groups.

@@ -176,6 +176,13 @@ save("huge_constant_of_shape",
      [n("ConstantOfShape", ["extents"], ["y"],
         value=numpy_helper.from_array(np.array([1.5], np.float32)))],
      inputs=(), inits=[numpy_helper.from_array(np.array([2**24, 2**20], np.int64), "extents")])
+# RoiAlign's forms that do not separate into matrix products.
+roi_inits = [numpy_helper.from_array(np.array([[0, 0, 2, 2]], np.float32), "rois"),
+             numpy_helper.from_array(np.array([0], np.int64), "batch")]
+save("roialign_refused", [n("RoiAlign", ["x", "rois", "batch"], ["m"], mode="max",
+                            sampling_ratio=2),
+                          n("RoiAlign", ["x", "rois", "batch"], ["y"])],
+     inits=roi_inits, outputs=("m", "y"), opset=16)
 summed = helper.make_graph([n("Add", ["s", "v"], ["s2"])], "body",
                            [body_value("s", TensorProto.FLOAT, [3]),
                             body_value("v", TensorProto.FLOAT, [3])],
