@@ -7,7 +7,8 @@
 // output channels swapped (per group). The spreading is a reshape to
 // [N, C, H, 1, W, 1], a zero pad to [N, C, H, s, W, s] and a reshape back;
 // the weights are transformed at import, so they must be constants. A 1-D
-// one runs as a 2-D one of height 1.
+// one runs as a 2-D one of height 1; a 3-D one spreads and pads three axes
+// and runs as a 3-D convolution (OnnxWindowed.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +23,9 @@ using namespace fuel;
 using namespace fuel::onnximport;
 
 namespace {
-/// A 2-D attribute (`dflt` when absent); a 1-D convolution's gets a unit
-/// leading axis (`unit`, before each half of the pads).
-std::vector<int64_t> attr2D(Importer &im, const char *name, std::vector<int64_t> dflt, bool oneD,
+/// A per-axis attribute (`dflt` when absent); a 1-D convolution's gets a
+/// unit leading axis (`unit`, before each half of the pads).
+std::vector<int64_t> axisAttr(Importer &im, const char *name, std::vector<int64_t> dflt, bool oneD,
                             int64_t unit) {
   std::vector<int64_t> v = im.attrInts(name);
   if (v.empty())
@@ -36,20 +37,25 @@ std::vector<int64_t> attr2D(Importer &im, const char *name, std::vector<int64_t>
   return v.size() == 1 ? std::vector<int64_t>{unit, v[0]} : std::vector<int64_t>{};
 }
 
-/// W [C, M/g, kh, kw] -> W' [M, C/g, kh, kw], flipped spatially.
+/// W [C, M/g, k...] -> W' [M, C/g, k...], flipped along every spatial axis
+/// (which reverses the flattened spatial order).
 KnownTensor transposedKernel(const KnownTensor &w, int64_t groups) {
-  int64_t c = w.shape[0], mg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
-  int64_t cg = c / groups, width = dtypeByteSize(w.dtype);
-  KnownTensor out{w.dtype, {mg * groups, cg, kh, kw}, std::string(w.bytes.size(), '\0')};
+  int64_t c = w.shape[0], mg = w.shape[1], cg = c / groups, width = dtypeByteSize(w.dtype);
+  int64_t taps = 1;
+  for (size_t i = 2; i < w.shape.size(); ++i)
+    taps *= w.shape[i];
+  std::vector<int64_t> shape = w.shape;
+  shape[0] = mg * groups;
+  shape[1] = cg;
+  KnownTensor out{w.dtype, shape, std::string(w.bytes.size(), '\0')};
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t m = 0; m < mg; ++m)
       for (int64_t ci = 0; ci < cg; ++ci)
-        for (int64_t i = 0; i < kh; ++i)
-          for (int64_t j = 0; j < kw; ++j) {
-            int64_t from = (((g * cg + ci) * mg + m) * kh + (kh - 1 - i)) * kw + (kw - 1 - j);
-            int64_t to = (((g * mg + m) * cg + ci) * kh + i) * kw + j;
-            std::memcpy(&out.bytes[to * width], &w.bytes[from * width], width);
-          }
+        for (int64_t t = 0; t < taps; ++t) {
+          int64_t from = ((g * cg + ci) * mg + m) * taps + (taps - 1 - t);
+          int64_t to = ((g * mg + m) * cg + ci) * taps + t;
+          std::memcpy(&out.bytes[to * width], &w.bytes[from * width], width);
+        }
   return out;
 }
 
@@ -66,30 +72,36 @@ bool convTranspose(Importer &im) {
     x.insert(x.begin() + 2, Dim::fixed(1));
     w.shape.insert(w.shape.begin() + 2, 1);
   }
-  if (x.size() != 4 || w.shape.size() != 4 || !x[2].isStatic() || !x[3].isStatic())
-    return im.unsupported("only 1-D and 2-D convolutions (rank-3 or rank-4 input, static spatial "
-                          "extents) are supported");
+  if ((x.size() != 4 && x.size() != 5) || w.shape.size() != x.size() ||
+      !std::all_of(x.begin() + 2, x.end(), [](Dim d) { return d.isStatic(); }))
+    return im.unsupported("only 1-D, 2-D and 3-D convolutions (input and weights of one rank, "
+                          "3 to 5, static spatial extents) are supported");
+  size_t spatial = x.size() - 2;
   int64_t groups = im.attrInt("group", 1);
   if (groups < 1 || w.shape[0] % groups != 0)
     return im.unsupported("the weights' channels do not divide into the groups");
-  std::vector<int64_t> kernel{w.shape[2], w.shape[3]};
-  std::vector<int64_t> strides = attr2D(im, "strides", {1, 1}, oneD, 1),
-                       dilations = attr2D(im, "dilations", {1, 1}, oneD, 1),
-                       outputPadding = attr2D(im, "output_padding", {0, 0}, oneD, 0),
-                       pads = attr2D(im, "pads", {0, 0, 0, 0}, oneD, 0),
-                       outputShape = attr2D(im, "output_shape", {}, oneD, 1);
+  std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+  std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+  std::vector<int64_t> strides = axisAttr(im, "strides", ones, oneD, 1),
+                       dilations = axisAttr(im, "dilations", ones, oneD, 1),
+                       outputPadding = axisAttr(im, "output_padding", zeros, oneD, 0),
+                       pads = axisAttr(im, "pads", std::vector<int64_t>(2 * spatial, 0), oneD, 0),
+                       outputShape = axisAttr(im, "output_shape", {}, oneD, 1);
   std::string autoPad = im.attrString("auto_pad", "NOTSET");
-  if (strides.size() != 2 || dilations.size() != 2 || outputPadding.size() != 2 ||
-      pads.size() != 4 || (!outputShape.empty() && outputShape.size() != 2))
+  if (strides.size() != spatial || dilations.size() != spatial ||
+      outputPadding.size() != spatial || pads.size() != 2 * spatial ||
+      (!outputShape.empty() && outputShape.size() != spatial))
     return im.unsupported("strides, dilations, output_padding, pads or output_shape do not "
                           "have one entry per spatial axis");
-  int64_t in[2] = {x[2].size(), x[3].size()};
-  for (int a = 0; a < 2; ++a) {
+  std::vector<int64_t> in;
+  for (size_t a = 0; a < spatial; ++a)
+    in.push_back(x[2 + a].size());
+  for (size_t a = 0; a < spatial; ++a) {
     // Bounds keep every extent below computed far from overflow.
     constexpr int64_t kLimit = int64_t(1) << 20;
     if (strides[a] < 1 || dilations[a] < 1 || outputPadding[a] < 0 || strides[a] > kLimit ||
         dilations[a] > kLimit || outputPadding[a] > kLimit || kernel[a] > kLimit ||
-        in[a] > kLimit || std::abs(pads[a]) > kLimit || std::abs(pads[a + 2]) > kLimit ||
+        in[a] > kLimit || std::abs(pads[a]) > kLimit || std::abs(pads[a + spatial]) > kLimit ||
         (!outputShape.empty() && (outputShape[a] < 0 || outputShape[a] > kLimit)))
       return im.unsupported("strides and dilations must be in [1, 2^20], output_padding, "
                             "pads, output_shape and extents within 2^20");
@@ -103,47 +115,46 @@ bool convTranspose(Importer &im) {
       int64_t total = full - target;
       int64_t half = total / 2;
       pads[a] = total < 0 ? 0 : autoPad == "SAME_UPPER" ? half : total - half;
-      pads[a + 2] = total - pads[a];
+      pads[a + spatial] = total - pads[a];
     }
   }
   Composer k(im);
   ValueRef y = oneD ? k.unsqueeze(k.x, {2}) : k.x;
   Dim n = x[0], c = x[1];
   // Spread: [N, C, H, 1, W, 1] padded to [N, C, H, s, W, s], then merged.
-  if (strides[0] > 1 || strides[1] > 1) {
-    y = k.op(OpKind::Reshape, {y}, [&](Graph &g) {
-      g.addDimsAttr(AttrName::ShapeAttr, std::vector<Dim>{n, c, Dim::fixed(in[0]), Dim::fixed(1),
-                                                          Dim::fixed(in[1]), Dim::fixed(1)});
-    });
-    y = k.op(OpKind::Pad, {y}, [&](Graph &g) {
-      g.addIntsAttr(AttrName::Pads, std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 0, strides[0] - 1,
-                                                         0, strides[1] - 1});
-    });
-    y = k.op(OpKind::Reshape, {y}, [&](Graph &g) {
-      g.addDimsAttr(AttrName::ShapeAttr, std::vector<Dim>{n, c, Dim::fixed(in[0] * strides[0]),
-                                                          Dim::fixed(in[1] * strides[1])});
-    });
+  if (std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; })) {
+    std::vector<Dim> unit{n, c}, merged{n, c};
+    std::vector<int64_t> spread(2 * (2 + 2 * spatial), 0);
+    for (size_t a = 0; a < spatial; ++a) {
+      unit.insert(unit.end(), {Dim::fixed(in[a]), Dim::fixed(1)});
+      merged.push_back(Dim::fixed(in[a] * strides[a]));
+      spread[2 + 2 * spatial + 2 + 2 * a + 1] = strides[a] - 1; // After axis 2 + 2a + 1.
+    }
+    y = k.reshape(y, unit);
+    y = k.op(OpKind::Pad, {y}, [&](Graph &g) { g.addIntsAttr(AttrName::Pads, spread); });
+    y = k.reshape(y, merged);
   }
   // Borders: the kernel's reach minus the pads; the spread's trailing zeros
   // are dropped and output_padding added at the end. Negative is a crop.
-  std::vector<int64_t> before(2), after(2);
-  for (int a = 0; a < 2; ++a) {
+  std::vector<int64_t> before(spatial), after(spatial);
+  std::vector<int64_t> grow(2 * (2 + spatial), 0);
+  for (size_t a = 0; a < spatial; ++a) {
     int64_t reach = (kernel[a] - 1) * dilations[a] + 1;
     before[a] = reach - 1 - pads[a];
-    after[a] = reach - 1 - pads[a + 2] + outputPadding[a] - (strides[a] - 1);
+    after[a] = reach - 1 - pads[a + spatial] + outputPadding[a] - (strides[a] - 1);
+    grow[2 + a] = std::max<int64_t>(before[a], 0);
+    grow[2 + spatial + 2 + a] = std::max<int64_t>(after[a], 0);
   }
-  std::vector<int64_t> grow{0, 0, std::max<int64_t>(before[0], 0), std::max<int64_t>(before[1], 0),
-                            0, 0, std::max<int64_t>(after[0], 0),  std::max<int64_t>(after[1], 0)};
   if (std::any_of(grow.begin(), grow.end(), [](int64_t v) { return v > 0; }))
     y = k.op(OpKind::Pad, {y}, [&](Graph &g) { g.addIntsAttr(AttrName::Pads, grow); });
   std::vector<int64_t> starts, ends, axes;
-  for (int a = 0; a < 2; ++a)
+  for (size_t a = 0; a < spatial; ++a)
     if (before[a] < 0 || after[a] < 0) {
       int64_t extent =
           in[a] * strides[a] + std::max<int64_t>(before[a], 0) + std::max<int64_t>(after[a], 0);
       starts.push_back(std::max<int64_t>(-before[a], 0));
       ends.push_back(extent - std::max<int64_t>(-after[a], 0));
-      axes.push_back(2 + a);
+      axes.push_back(static_cast<int64_t>(2 + a));
     }
   if (!axes.empty())
     y = k.op(OpKind::Slice, {y}, [&](Graph &g) {
@@ -154,6 +165,8 @@ bool convTranspose(Importer &im) {
   std::vector<ValueRef> operands{y, k.constant(transposedKernel(w, groups))};
   if (im.hasInput(2))
     operands.push_back(im.input(2));
+  if (spatial == 3)
+    return k.finish(convolve3D(k, operands, dilations));
   y = k.mainOp(OpKind::Conv2D, operands, [&](Graph &g) {
     g.addIntsAttr(AttrName::Dilations, dilations);
     g.addIntAttr(AttrName::Groups, groups);

@@ -85,12 +85,16 @@ std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex);
 
 class Composer;
 /// Conv2D, MaxPool2D or AvgPool2D over `operands` (the input first, rank 3
-/// or 4) with the current node's window attributes (kernel_shape, strides,
+/// to 5) with the current node's window attributes (kernel_shape, strides,
 /// pads or auto_pad, dilations, group, ceil_mode, count_include_pad):
-/// 1-D windows run as 2-D ones of height 1, and pooling pads wider than half
-/// the window as an explicit pad (OnnxWindowed.cpp). Fails the composer
-/// after reporting.
+/// 1-D windows run as 2-D ones of height 1, 3-D ones as several 2-D ones,
+/// and pooling pads wider than half the window as an explicit pad
+/// (OnnxWindowed.cpp). Fails the composer after reporting.
 ValueRef addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands);
+/// A 3-D convolution of `operands` (input, weights, optional bias; static
+/// extents) with unit strides, no padding, `dilations` and the node's
+/// `group` attribute (a transposed convolution, once its input is spread).
+ValueRef convolve3D(Composer &k, std::vector<ValueRef> operands, std::vector<int64_t> dilations);
 
 /// Builds an ONNX op out of several IR ops on the node's input 0: each step
 /// names its node after the output plus a suffix; a failed step (reported

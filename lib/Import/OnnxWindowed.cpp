@@ -293,6 +293,15 @@ ValueRef conv3D(Composer &k, std::vector<ValueRef> operands, const Window &w) {
 }
 } // namespace
 
+ValueRef onnximport::convolve3D(Composer &k, std::vector<ValueRef> operands,
+                                std::vector<int64_t> dilations) {
+  ShapeRef weight = k.im.graph.shape(operands[1]);
+  std::vector<int64_t> kernel;
+  for (size_t i = 2; i < weight.size(); ++i)
+    kernel.push_back(weight[i].isStatic() ? weight[i].size() : -1);
+  return conv3D(k, std::move(operands), Window{kernel, {}, {}, std::move(dilations)});
+}
+
 ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands) {
   Importer &im = k.im;
   ValueRef input = operands[0];

@@ -160,6 +160,18 @@ case("ConvTranspose_1d", [n("ConvTranspose", ["a", "w", "b"], ["y0"], strides=[2
                               output_padding=1, groups=2, dilation=2)[:, :, 1:-2])],
      initializers=[("w", weights), ("b", bias)], tolerance=(1e-4, 1e-5))
 
+# 3-D ConvTranspose (spread, padded, then a 3-D convolution): stride,
+# dilation, pads, output_padding, groups.
+volume_in, weights_t3, bias_t3 = rand(1, 4, 3, 4, 3), rand(4, 3, 2, 3, 2), rand(6)
+case("ConvTranspose_3d", [n("ConvTranspose", ["a", "w", "b"], ["y0"], strides=[2, 1, 2],
+                            dilations=[1, 2, 1], pads=[0, 1, 1, 1, 0, 0],
+                            output_padding=[1, 0, 1], group=2)],
+     [("a", volume_in, None)],
+     [f32(tf.conv_transpose3d(t(volume_in), t(weights_t3), t(bias_t3), stride=(2, 1, 2),
+                              output_padding=(1, 0, 1), groups=2,
+                              dilation=(1, 2, 1))[:, :, 0:-1, 1:, 1:])],
+     initializers=[("w", weights_t3), ("b", bias_t3)], tolerance=(1e-4, 1e-5))
+
 # Det of 1x1 to 4x4 matrices with a batch, against numpy.
 for order in (1, 2, 3, 4):
     matrices = rand(2, 3, order, order)
