@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuel/Codegen/TargetKernels.h"
 #include "fuel/IR/Verifier.h"
 #include "fuel/Planner/Planner.h"
 
@@ -81,7 +82,7 @@ static double bestOfThree(const Graph &graph, const Machine &machine,
 
 int main(int argc, char **argv) {
   size_t maxNodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
-  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  CapsuleRegistry registry = builtinCapsules();
   std::printf("Times are the best of three plans in one process. The last column splits the "
               "optimal placer's time by planning phase (what `fuelc plan --time-passes` shows "
               "under `place`).\n\n");

@@ -150,8 +150,7 @@ static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
   return success();
 }
 
-LogicalResult codegen::emitContraction(KernelEmitter &e, NodeId node,
-                                       std::string &) {
+LogicalResult codegen::emitContraction(KernelEmitter &e, NodeId node, DiagnosticEngine &) {
   if (!e.spec.librarySymbol.empty() && node == e.spec.nodes.front())
     return emitLibraryCall(e, node);
   return e.graph.kind(node) == OpKind::MatMul ? emitMatMul(e, node)

@@ -305,8 +305,7 @@ std::string codegen::emitScalarOp(KernelEmitter &e, NodeId node,
   return w.emit(operands);
 }
 
-LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e,
-                                            std::string &error) {
+LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e, DiagnosticEngine &diag) {
   const Graph &graph = e.graph;
   ValueRef root{e.spec.nodes.back(), 0};
   ShapeRef domain = graph.shape(root);
@@ -335,7 +334,7 @@ LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e,
   }
   if (hasHead) {
     e.alias({head, 0}, root);
-    if (failed(emitNode(e, head, error)))
+    if (failed(emitNode(e, head, diag)))
       return failure();
     ins.push_back(e.operand({head, 0}, broadcastMap(graph, root, domain)));
     inValues.push_back({head, 0});

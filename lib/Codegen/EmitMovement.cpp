@@ -184,8 +184,7 @@ static LogicalResult emitWriteSlice(KernelEmitter &e, NodeId node) {
   return success();
 }
 
-LogicalResult codegen::emitMovement(KernelEmitter &e, NodeId node,
-                                    std::string &error) {
+LogicalResult codegen::emitMovement(KernelEmitter &e, NodeId node, DiagnosticEngine &diag) {
   const Graph &graph = e.graph;
   auto operands = graph.operands(node);
   switch (graph.kind(node)) {
@@ -208,8 +207,8 @@ LogicalResult codegen::emitMovement(KernelEmitter &e, NodeId node,
     for (uint32_t r = 0; r < graph.numResults(node); ++r) {
       Dim part = graph.shape({node, r})[axis];
       if (!part.isStatic()) {
-        error = "split of a symbolic axis is not supported by the x86 code "
-                "generator yet";
+        diag.error(nodeLocation(graph.name(node)),
+                   "split of a symbolic axis is not supported by the x86 code generator yet");
         return failure();
       }
       if (e.hasArg({node, r}))

@@ -140,8 +140,7 @@ std::string codegen::argBeats(KernelEmitter &e, DType in, bool isMax,
   return e.op("arith.andi " + beats + ", " + ordered, "i1");
 }
 
-LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
-                                     std::string &) {
+LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node, DiagnosticEngine &) {
   const Graph &graph = e.graph;
   OpKind kind = graph.kind(node);
   ValueRef x = graph.operands(node)[0], y{node, 0};
@@ -231,8 +230,7 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node,
   return success();
 }
 
-LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node,
-                                         std::string &) {
+LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, DiagnosticEngine &) {
   const Graph &graph = e.graph;
   OpKind kind = graph.kind(node);
   ValueRef x = graph.operands(node)[0], y{node, 0};

@@ -393,8 +393,7 @@ bool codegen::emitConvWithEpilogue(KernelEmitter &e) {
   return succeeded(emitLibraryConv(e, head, *epilogue));
 }
 
-LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node,
-                                    std::string &) {
+LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node, DiagnosticEngine &) {
   if (e.graph.kind(node) == OpKind::Conv2D)
     return !e.spec.librarySymbol.empty() && node == e.spec.nodes.front()
                ? emitLibraryConv(e, node, ConvEpilogue{})

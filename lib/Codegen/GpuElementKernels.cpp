@@ -344,16 +344,16 @@ static void emitLibraryContraction(GpuKernelEmitter &e, NodeId head) {
   e.endFor(loop);
 }
 
-LogicalResult codegen::emitGpuPerElement(GpuKernelEmitter &e,
-                                         std::optional<NodeId> head,
-                                         std::string &error) {
+LogicalResult codegen::emitGpuPerElement(GpuKernelEmitter &e, std::optional<NodeId> head,
+                                         DiagnosticEngine &diag) {
   if (head && !e.spec.librarySymbol.empty() && *head == e.spec.nodes.front()) {
     emitLibraryContraction(e, *head);
     return success();
   }
   if (head && opFamily(e.graph.kind(*head)) == OpFamily::Linalg &&
       e.graph.dtype(e.graph.operands(*head)[0]) == DType::Bool) {
-    error = "bool " + std::string(opName(e.graph.kind(*head))) + " has no GPU kernel";
+    diag.error(nodeLocation(e.graph.name(*head)),
+               "bool " + std::string(opName(e.graph.kind(*head))) + " has no GPU kernel");
     return failure();
   }
   ValueRef root = e.root();
@@ -372,8 +372,7 @@ LogicalResult codegen::emitGpuPerElement(GpuKernelEmitter &e,
   return success();
 }
 
-LogicalResult codegen::emitGpuSplit(GpuKernelEmitter &e, NodeId head,
-                                    std::string &) {
+LogicalResult codegen::emitGpuSplit(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &) {
   const Graph &graph = e.graph;
   ValueRef x = graph.operands(head)[0];
   unsigned axis = *normalizeAxis(graph.getInt(head, AttrName::Axis, 0),

@@ -3,9 +3,9 @@
 #include "GpuKernelEmitter.h"
 
 #include "fuel/Artifact/Program.h"
+#include "fuel/Codegen/TargetKernels.h"
 #include "fuel/IR/OpKind.h"
 #include "fuel/Support/Sha256.h"
-#include "fuel/Planner/Capsule.h"
 
 #include <algorithm>
 
@@ -364,15 +364,15 @@ void GpuKernelEmitter::finishFunction() {
 }
 
 LogicalResult GpuKernelEmitter::emit(std::string &module, GpuKernel &kernel,
-                                     std::string &error) {
+                                     DiagnosticEngine &diag) {
   for (unsigned a = 0; a < spec.args.size(); ++a)
     args[spec.args[a].value] = a;
   std::optional<NodeId> head;
   for (NodeId n : spec.nodes) {
     OpKind kind = graph.kind(n);
-    if (!isGpuCodegenOp(kind)) {
-      error = "no GPU code generator for " + std::string(opName(kind)) +
-              " (node '" + std::string(graph.name(n)) + "')";
+    if (!gpuEmitterGenerates(kind)) {
+      diag.error(nodeLocation(graph.name(n)),
+                 "no GPU code generator for " + std::string(opName(kind)));
       return failure();
     }
     if (!isElementwiseOp(kind))
@@ -384,24 +384,24 @@ LogicalResult GpuKernelEmitter::emit(std::string &module, GpuKernel &kernel,
   case OpKind::LogSoftmax:
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:
-    result = emitGpuNormalization(*this, *head, error);
+    result = emitGpuNormalization(*this, *head, diag);
     break;
   case OpKind::ReduceSum:
   case OpKind::ReduceMean:
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
   case OpKind::ReduceProd:
-    result = emitGpuReduction(*this, *head, error);
+    result = emitGpuReduction(*this, *head, diag);
     break;
   case OpKind::ArgMax:
   case OpKind::ArgMin:
-    result = emitGpuArgReduction(*this, *head, error);
+    result = emitGpuArgReduction(*this, *head, diag);
     break;
   case OpKind::Split:
-    result = emitGpuSplit(*this, *head, error);
+    result = emitGpuSplit(*this, *head, diag);
     break;
   default:
-    result = emitGpuPerElement(*this, head, error);
+    result = emitGpuPerElement(*this, head, diag);
   }
   if (failed(result))
     return failure();
@@ -412,22 +412,16 @@ LogicalResult GpuKernelEmitter::emit(std::string &module, GpuKernel &kernel,
   return success();
 }
 
-LogicalResult fuel::emitGpuModule(const Graph &graph,
-                                  const std::vector<KernelSpec> &kernels,
-                                  const GpuDialectTarget &target,
-                                  std::string &module,
-                                  std::vector<GpuKernel> &described,
-                                  std::string &error) {
+LogicalResult fuel::emitGpuModule(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                                  const GpuDialectTarget &target, std::string &module,
+                                  std::vector<GpuKernel> &described, DiagnosticEngine &diag) {
   module = "gpu.module @kernels {\n";
   for (const KernelSpec &spec : kernels) {
     GpuKernelEmitter emitter(graph, spec, target);
     GpuKernel kernel;
-    std::string why;
     size_t start = module.size();
-    if (failed(emitter.emit(module, kernel, why))) {
-      error = "node '" + std::string(graph.name(spec.nodes.back())) + "': " + why;
+    if (failed(emitter.emit(module, kernel, diag)))
       return failure();
-    }
     std::vector<std::pair<DType, size_t>> args;
     for (const KernelArg &arg : spec.args)
       args.emplace_back(graph.dtype(arg.value), graph.shape(arg.value).size());

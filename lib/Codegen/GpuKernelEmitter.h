@@ -41,8 +41,7 @@ public:
 
   /// Appends the kernel's generated gpu.funcs to `module` and describes its
   /// dispatches in `kernel`.
-  LogicalResult emit(std::string &module, GpuKernel &kernel,
-                     std::string &error);
+  LogicalResult emit(std::string &module, GpuKernel &kernel, DiagnosticEngine &diag);
 
   //===--- Used by the per-family emitters --------------------------------===//
   using Coords = std::vector<std::string>;
@@ -170,15 +169,12 @@ private:
 /// One thread per element of the root: elementwise groups, and heads whose
 /// every element is computed on its own (contractions, windows, movement).
 LogicalResult emitGpuPerElement(GpuKernelEmitter &e, std::optional<NodeId> head,
-                                std::string &error);
+                                DiagnosticEngine &diag);
 /// split: one thread per element of the input, stored into its part.
-LogicalResult emitGpuSplit(GpuKernelEmitter &e, NodeId head, std::string &error);
-LogicalResult emitGpuReduction(GpuKernelEmitter &e, NodeId head,
-                               std::string &error);
-LogicalResult emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
-                                  std::string &error);
-LogicalResult emitGpuNormalization(GpuKernelEmitter &e, NodeId head,
-                                   std::string &error);
+LogicalResult emitGpuSplit(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &diag);
+LogicalResult emitGpuReduction(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &diag);
+LogicalResult emitGpuArgReduction(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &diag);
+LogicalResult emitGpuNormalization(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &diag);
 
 } // namespace fuel::codegen
 

@@ -95,8 +95,7 @@ static std::string reduceRow(GpuKernelEmitter &e, ValueRef x,
   return e.workgroupReduce(loop.result, type, combine);
 }
 
-LogicalResult codegen::emitGpuReduction(GpuKernelEmitter &e, NodeId head,
-                                        std::string &) {
+LogicalResult codegen::emitGpuReduction(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &) {
   const Graph &graph = e.graph;
   OpKind kind = graph.kind(head);
   ValueRef x = graph.operands(head)[0], y{head, 0};
@@ -127,8 +126,7 @@ LogicalResult codegen::emitGpuReduction(GpuKernelEmitter &e, NodeId head,
   return success();
 }
 
-LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
-                                           std::string &) {
+LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &) {
   const Graph &graph = e.graph;
   bool isMax = graph.kind(head) == OpKind::ArgMax;
   ValueRef x = graph.operands(head)[0], y{head, 0};
@@ -198,8 +196,7 @@ LogicalResult codegen::emitGpuArgReduction(GpuKernelEmitter &e, NodeId head,
   return success();
 }
 
-LogicalResult codegen::emitGpuNormalization(GpuKernelEmitter &e, NodeId head,
-                                            std::string &) {
+LogicalResult codegen::emitGpuNormalization(GpuKernelEmitter &e, NodeId head, DiagnosticEngine &) {
   const Graph &graph = e.graph;
   OpKind kind = graph.kind(head);
   ValueRef x = graph.operands(head)[0], y{head, 0};

@@ -406,34 +406,31 @@ void KernelEmitter::alias(ValueRef value, ValueRef arg) {
   argIndex[value] = argIndex.at(arg);
 }
 
-LogicalResult codegen::emitNode(KernelEmitter &e, NodeId node,
-                                std::string &error) {
+LogicalResult codegen::emitNode(KernelEmitter &e, NodeId node, DiagnosticEngine &diag) {
   OpKind kind = e.graph.kind(node);
   switch (opFamily(kind)) {
   case OpFamily::Reduction:
-    return kind == OpKind::Softmax || kind == OpKind::LogSoftmax ||
-                   kind == OpKind::LayerNorm || kind == OpKind::RmsNorm
-               ? emitNormalization(e, node, error)
-               : emitReduction(e, node, error);
+    return kind == OpKind::Softmax || kind == OpKind::LogSoftmax || kind == OpKind::LayerNorm ||
+                   kind == OpKind::RmsNorm
+               ? emitNormalization(e, node, diag)
+               : emitReduction(e, node, diag);
   case OpFamily::Linalg:
-    return kind == OpKind::MatMul || kind == OpKind::Linear
-               ? emitContraction(e, node, error)
-               : emitWindowed(e, node, error);
+    return kind == OpKind::MatMul || kind == OpKind::Linear ? emitContraction(e, node, diag)
+                                                            : emitWindowed(e, node, diag);
   default:
-    return emitMovement(e, node, error);
+    return emitMovement(e, node, diag);
   }
 }
 
-LogicalResult KernelEmitter::emit(std::string &out, std::string &error) {
+LogicalResult KernelEmitter::emit(std::string &out, DiagnosticEngine &diag) {
   for (const KernelArg &arg : spec.args) {
     argIndex[arg.value] = static_cast<unsigned>(argNames.size());
     argNames.push_back("%a" + std::to_string(argNames.size()));
     argTypes.push_back(memrefType(graph, arg));
   }
   NodeId root = spec.nodes.back();
-  LogicalResult result = isElementwiseOp(graph.kind(root))
-                             ? emitElementwiseGroup(*this, error)
-                             : emitNode(*this, root, error);
+  LogicalResult result = isElementwiseOp(graph.kind(root)) ? emitElementwiseGroup(*this, diag)
+                                                           : emitNode(*this, root, diag);
   if (failed(result))
     return failure();
   out += "  func.func @" + spec.symbol + "_memref(";

@@ -17,8 +17,9 @@
 #ifndef FUEL_LIB_CODEGEN_KERNELEMITTER_H
 #define FUEL_LIB_CODEGEN_KERNELEMITTER_H
 
-#include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/LogicalResult.h"
+#include "fuel/Transforms/KernelSpec.h"
 
 #include <functional>
 #include <map>
@@ -59,9 +60,9 @@ public:
   KernelEmitter(const Graph &graph, const KernelSpec &spec)
       : graph(graph), spec(spec) {}
 
-  /// Appends the kernel's func.func to `out`; on failure `error` says which
-  /// node or pattern the backend cannot generate.
-  LogicalResult emit(std::string &out, std::string &error);
+  /// Appends the kernel's func.func to `out`; on failure `diag` is told
+  /// which node or pattern the backend cannot generate.
+  LogicalResult emit(std::string &out, DiagnosticEngine &diag);
   /// Hands over the function written so far (its constants, then its body)
   /// and starts an empty one: other function forms (gpu.func) use the
   /// scalar helpers below.
@@ -144,22 +145,20 @@ std::string broadcastMap(const Graph &graph, ValueRef value,
                          ShapeRef domain);
 
 /// Writes the computation of one non-elementwise node.
-LogicalResult emitNode(KernelEmitter &e, NodeId node, std::string &error);
+LogicalResult emitNode(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
 
 // Per-family emitters: each writes the kernel body for its root node.
-LogicalResult emitElementwiseGroup(KernelEmitter &e, std::string &error);
-LogicalResult emitReduction(KernelEmitter &e, NodeId node, std::string &error);
-LogicalResult emitNormalization(KernelEmitter &e, NodeId node,
-                                std::string &error);
-LogicalResult emitContraction(KernelEmitter &e, NodeId node,
-                              std::string &error);
-LogicalResult emitWindowed(KernelEmitter &e, NodeId node, std::string &error);
+LogicalResult emitElementwiseGroup(KernelEmitter &e, DiagnosticEngine &diag);
+LogicalResult emitReduction(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
+LogicalResult emitNormalization(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
+LogicalResult emitContraction(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
+LogicalResult emitWindowed(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
 /// Emits a kernel whose head is a library conv2d and whose elementwise tail
 /// (a residual add, then ReLU, SiLU or a clamp) the library applies as it
 /// writes the result, in one pass; false (nothing emitted) for any other
 /// kernel.
 bool emitConvWithEpilogue(KernelEmitter &e);
-LogicalResult emitMovement(KernelEmitter &e, NodeId node, std::string &error);
+LogicalResult emitMovement(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
 
 /// The identity a reduce_* of `kind` over `t` starts from, and one step of
 /// it: `acc` combined with the next compute-typed element `v` (`fastmath`

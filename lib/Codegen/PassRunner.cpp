@@ -9,7 +9,7 @@
 using namespace fuel;
 
 LogicalResult codegen::runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,
-                                   const std::string &target, std::string &error) {
+                                   const std::string &target, DiagnosticEngine &diag) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   mlir::ScopedDiagnosticHandler handler(module->getContext(),
@@ -18,7 +18,7 @@ LogicalResult codegen::runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,
                                           return mlir::success();
                                         });
   if (mlir::failed(pm.run(module))) {
-    error = "lowering kernels to " + target + " failed: " + diagnostics;
+    diag.error({}, "lowering kernels to " + target + " failed: " + diagnostics);
     return failure();
   }
   return success();

@@ -1,13 +1,14 @@
 //===- PassRunner.h - Running a lowering pipeline ----------------*- C++ -*-===//
 //
-// The MLIR-based backends run their pipelines the same way: every
-// diagnostic of the run is collected into the error of a failure.
+// The MLIR-based backends run their pipelines the same way: every MLIR
+// diagnostic of a failed run goes into one fuel diagnostic.
 // Included only by the MLIR-based backends.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_CODEGEN_PASSRUNNER_H
 #define FUEL_LIB_CODEGEN_PASSRUNNER_H
 
+#include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/LogicalResult.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,10 +18,10 @@
 
 namespace fuel::codegen {
 
-/// Runs `pm` on `module`; on failure `error` is "lowering kernels to
-/// `target` failed: " and the diagnostics.
-LogicalResult runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,
-                          const std::string &target, std::string &error);
+/// Runs `pm` on `module`; on failure reports "lowering kernels to `target`
+/// failed: " and MLIR's diagnostics.
+LogicalResult runPipeline(mlir::PassManager &pm, mlir::ModuleOp module, const std::string &target,
+                          DiagnosticEngine &diag);
 
 } // namespace fuel::codegen
 

@@ -22,11 +22,10 @@ std::optional<GraphFile> fuel::importModel(const std::string &path,
   std::map<std::string, FrozenInput> frozen;
   for (const std::string &binding : freeze) {
     NamedArray array;
-    std::string error;
-    if (!readNamedNpy(binding, array, error)) {
+    if (Expected<void> read = readNamedNpy(binding, array); !read) {
       SourceLocation loc;
       loc.file = array.path;
-      diag.error(std::move(loc), "--freeze: " + error);
+      diag.error(std::move(loc), "--freeze: " + read.error());
       return std::nullopt;
     }
     frozen[array.name] = {array.array.dtype, array.array.shape, std::string(array.data())};

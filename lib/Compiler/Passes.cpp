@@ -75,16 +75,13 @@ static std::string printPlans(const Compilation &c) {
 }
 
 static Pass codegenPass(const CodegenTarget &target) {
-  std::string name(target.name);
+  std::string name(target.name());
   auto run = [&target](Compilation &c, DiagnosticEngine &diag) {
     bool unverified = false;
     for (size_t r = 0; r < c.routes.size(); ++r) {
-      std::string error;
-      if (failed(generateTargetCode(target, c.file->graph, c.routes[r], c.libraries,
-                                    c.wantAssembly, c.code[r], error))) {
-        diag.error({}, "code generation failed: " + error);
+      if (failed(generateTargetCode(target, c.file->graph, c.routes[r], c.libraries, c.wantAssembly,
+                                    c.code[r], diag)))
         return failure();
-      }
       unverified |= c.code[r].ptxUnverified;
     }
     if (unverified)
@@ -162,8 +159,8 @@ const std::vector<Pass> &fuel::compilerPasses() {
          materializePass, printGraph},
         {"place", "place, fuse, form kernels and plan memory for every route", placePass,
          printPlans}};
-    for (const CodegenTarget &target : codegenTargets())
-      list.push_back(codegenPass(target));
+    for (const CodegenTarget *target : codegenTargets())
+      list.push_back(codegenPass(*target));
     list.push_back({"lower", "lower every route to the program the runtime executes",
                     lowerPass, printPrograms});
     list.push_back({"serialize", "write the .fplan artifact's bytes", serializePass,

@@ -33,82 +33,70 @@ fuel::constantKindForFile(const std::string &file) {
   return std::nullopt;
 }
 
-std::shared_ptr<const FileBuffer>
-ExternalDataLoader::open(const std::string &file, std::string &error) {
+Expected<std::shared_ptr<const FileBuffer>> ExternalDataLoader::open(const std::string &file) {
   auto it = files.find(file);
   if (it != files.end())
     return it->second;
   std::string path = file.starts_with('/') ? file : baseDir + "/" + file;
-  std::string why;
-  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(path, why, /*regularOnly=*/true);
-  if (!buffer) {
-    error = "cannot open weight file '" + file + "': " + why;
-    return nullptr;
-  }
-  files.emplace(file, buffer);
+  Expected<std::shared_ptr<const FileBuffer>> buffer = FileBuffer::open(path, /*regularOnly=*/true);
+  if (!buffer)
+    return Error{"cannot open weight file '" + file + "': " + buffer.error()};
+  files.emplace(file, *buffer);
   return buffer;
 }
 
-bool ExternalDataLoader::load(const ConstantSource &source,
-                              const TensorDecl &decl, ConstantData &out,
-                              std::string &error) {
+Expected<void> ExternalDataLoader::load(const ConstantSource &source, const TensorDecl &decl,
+                                        ConstantData &out) {
   out.source = source;
   switch (source.kind) {
   case ConstantSourceKind::Raw:
-    return loadRaw(source, decl, out, error);
+    return loadRaw(source, decl, out);
   case ConstantSourceKind::Npy:
-    return loadNpy(source, decl, out, error);
+    return loadNpy(source, decl, out);
   case ConstantSourceKind::Safetensors:
-    return loadSafetensors(source, decl, out, error);
+    return loadSafetensors(source, decl, out);
   case ConstantSourceKind::Inline:
     break;
   }
-  error = "internal error: inline data has no file";
-  return false;
+  return Error{"internal error: inline data has no file"};
 }
 
-bool ExternalDataLoader::loadRaw(const ConstantSource &source,
-                                 const TensorDecl &decl, ConstantData &out,
-                                 std::string &error) {
-  std::shared_ptr<const FileBuffer> buffer = open(source.file, error);
-  if (!buffer)
-    return false;
+Expected<void> ExternalDataLoader::loadRaw(const ConstantSource &source, const TensorDecl &decl,
+                                           ConstantData &out) {
+  Expected<std::shared_ptr<const FileBuffer>> opened = open(source.file);
+  if (!opened)
+    return Error{opened.error()};
+  std::shared_ptr<const FileBuffer> buffer = *opened;
   uint64_t need = decl.byteSize();
-  if (source.offset > buffer->size() || need > buffer->size() - source.offset) {
-    error = "weight file '" + source.file + "' is truncated: needs " +
-            std::to_string(need) + " bytes at offset " +
-            std::to_string(source.offset) + ", the file has " +
-            std::to_string(buffer->size());
-    return false;
-  }
+  if (source.offset > buffer->size() || need > buffer->size() - source.offset)
+    return Error{"weight file '" + source.file + "' is truncated: needs " + std::to_string(need) +
+                 " bytes at offset " + std::to_string(source.offset) + ", the file has " +
+                 std::to_string(buffer->size())};
   out.storage = buffer;
   out.offset = source.offset;
   out.size = need;
-  return true;
+  return {};
 }
 
-bool ExternalDataLoader::loadNpy(const ConstantSource &source,
-                                 const TensorDecl &decl, ConstantData &out,
-                                 std::string &error) {
-  std::shared_ptr<const FileBuffer> buffer = open(source.file, error);
-  if (!buffer)
-    return false;
+Expected<void> ExternalDataLoader::loadNpy(const ConstantSource &source, const TensorDecl &decl,
+                                           ConstantData &out) {
+  Expected<std::shared_ptr<const FileBuffer>> opened = open(source.file);
+  if (!opened)
+    return Error{opened.error()};
+  std::shared_ptr<const FileBuffer> buffer = *opened;
   std::string where = "'" + source.file + "'";
-  NpyArray array;
-  if (!parseNpy(buffer->text(), array, error)) {
-    error = where + " " + error;
-    return false;
-  }
-  if (array.dtype != decl.dtype || array.shape != decl.shape) {
-    error = where + " holds " + std::string(dtypeName(array.dtype)) +
-            formatExtents(array.shape) + ", the graph declares " +
-            std::string(dtypeName(decl.dtype)) + formatExtents(decl.shape);
-    return false;
-  }
+  Expected<NpyArray> parsed = parseNpy(buffer->text());
+  if (!parsed)
+    return Error{where + " " + parsed.error()};
+  const NpyArray &array = *parsed;
+  if (array.dtype != decl.dtype || array.shape != decl.shape)
+    return Error{where + " holds " + std::string(dtypeName(array.dtype)) +
+                 formatExtents(array.shape) + ", the graph declares " +
+                 std::string(dtypeName(decl.dtype)) + formatExtents(decl.shape)};
   out.storage = buffer;
   out.offset = array.dataOffset;
   out.size = array.dataSize;
-  return true;
+  return {};
 }
 
 static std::optional<DType> dtypeFromSafetensors(std::string_view name) {
@@ -135,28 +123,22 @@ static bool readUnsignedList(JsonReader &reader, std::vector<int64_t> &out) {
   return !reader.failed();
 }
 
-const ExternalDataLoader::SafetensorsIndex *
-ExternalDataLoader::indexSafetensors(const std::string &file,
-                                     const FileBuffer &buffer,
-                                     std::string &error) {
+Expected<const ExternalDataLoader::SafetensorsIndex *>
+ExternalDataLoader::indexSafetensors(const std::string &file, const FileBuffer &buffer) {
   auto cached = safetensors.find(file);
   if (cached != safetensors.end())
     return &cached->second;
   std::string where = "'" + file + "'";
   std::string_view bytes = buffer.text();
-  if (bytes.size() < 8) {
-    error = where + " is truncated: no safetensors header";
-    return nullptr;
-  }
+  if (bytes.size() < 8)
+    return Error{where + " is truncated: no safetensors header"};
   uint64_t headerSize = 0;
   for (int i = 0; i < 8; ++i)
     headerSize |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i]))
                   << (8 * i);
-  if (headerSize > bytes.size() - 8) {
-    error = where + " is truncated: its header claims " +
-            std::to_string(headerSize) + " bytes";
-    return nullptr;
-  }
+  if (headerSize > bytes.size() - 8)
+    return Error{where + " is truncated: its header claims " + std::to_string(headerSize) +
+                 " bytes"};
   SafetensorsIndex index;
   index.dataStart = 8 + headerSize;
   JsonReader reader(bytes.substr(8, headerSize));
@@ -178,11 +160,9 @@ ExternalDataLoader::indexSafetensors(const std::string &file,
         std::string_view dtypeText;
         ok = reader.readString(dtypeText);
         std::optional<DType> dtype = dtypeFromSafetensors(dtypeText);
-        if (ok && !dtype) {
-          error = where + ": tensor '" + tensorName +
-                  "' has unsupported dtype '" + std::string(dtypeText) + "'";
-          return nullptr;
-        }
+        if (ok && !dtype)
+          return Error{where + ": tensor '" + tensorName + "' has unsupported dtype '" +
+                       std::string(dtypeText) + "'"};
         entry.dtype = dtype.value_or(DType::F32);
         hasDType = true;
       } else if (key == "shape") {
@@ -201,53 +181,42 @@ ExternalDataLoader::indexSafetensors(const std::string &file,
     entry.end = static_cast<uint64_t>(offsets[1]);
     index.tensors.emplace(tensorName, std::move(entry));
   }
-  if (!ok || reader.failed() || !reader.expectEnd()) {
-    error = where + " has a malformed safetensors header";
-    return nullptr;
-  }
+  if (!ok || reader.failed() || !reader.expectEnd())
+    return Error{where + " has a malformed safetensors header"};
   return &safetensors.emplace(file, std::move(index)).first->second;
 }
 
-bool ExternalDataLoader::loadSafetensors(const ConstantSource &source,
-                                         const TensorDecl &decl,
-                                         ConstantData &out,
-                                         std::string &error) {
-  std::shared_ptr<const FileBuffer> buffer = open(source.file, error);
-  if (!buffer)
-    return false;
-  const SafetensorsIndex *index =
-      indexSafetensors(source.file, *buffer, error);
-  if (!index)
-    return false;
+Expected<void> ExternalDataLoader::loadSafetensors(const ConstantSource &source,
+                                                   const TensorDecl &decl, ConstantData &out) {
+  Expected<std::shared_ptr<const FileBuffer>> opened = open(source.file);
+  if (!opened)
+    return Error{opened.error()};
+  std::shared_ptr<const FileBuffer> buffer = *opened;
+  Expected<const SafetensorsIndex *> indexed = indexSafetensors(source.file, *buffer);
+  if (!indexed)
+    return Error{indexed.error()};
+  const SafetensorsIndex *index = *indexed;
   std::string where = "'" + source.file + "'";
   auto it = index->tensors.find(source.tensor);
-  if (it == index->tensors.end()) {
-    error = where + " has no tensor '" + source.tensor + "'";
-    return false;
-  }
+  if (it == index->tensors.end())
+    return Error{where + " has no tensor '" + source.tensor + "'"};
   const SafetensorsEntry &entry = it->second;
   uint64_t dataSize = buffer->size() - index->dataStart;
-  if (entry.end > dataSize) {
-    error = where + " is truncated: tensor '" + source.tensor + "' ends at " +
-            std::to_string(entry.end) + ", the data section has " +
-            std::to_string(dataSize) + " bytes";
-    return false;
-  }
-  if (entry.dtype != decl.dtype || entry.shape != decl.shape) {
-    error = "tensor '" + source.tensor + "' in " + where + " is " +
-            std::string(dtypeName(entry.dtype)) + formatExtents(entry.shape) +
-            ", the graph declares " + std::string(dtypeName(decl.dtype)) +
-            formatExtents(decl.shape);
-    return false;
-  }
-  if (entry.end - entry.begin != decl.byteSize()) {
-    error = "tensor '" + source.tensor + "' in " + where + " has " +
-            std::to_string(entry.end - entry.begin) + " bytes, its shape needs " +
-            std::to_string(decl.byteSize());
-    return false;
-  }
+  if (entry.end > dataSize)
+    return Error{where + " is truncated: tensor '" + source.tensor + "' ends at " +
+                 std::to_string(entry.end) + ", the data section has " + std::to_string(dataSize) +
+                 " bytes"};
+  if (entry.dtype != decl.dtype || entry.shape != decl.shape)
+    return Error{"tensor '" + source.tensor + "' in " + where + " is " +
+                 std::string(dtypeName(entry.dtype)) + formatExtents(entry.shape) +
+                 ", the graph declares " + std::string(dtypeName(decl.dtype)) +
+                 formatExtents(decl.shape)};
+  if (entry.end - entry.begin != decl.byteSize())
+    return Error{"tensor '" + source.tensor + "' in " + where + " has " +
+                 std::to_string(entry.end - entry.begin) + " bytes, its shape needs " +
+                 std::to_string(decl.byteSize())};
   out.storage = buffer;
   out.offset = index->dataStart + entry.begin;
   out.size = decl.byteSize();
-  return true;
+  return {};
 }

@@ -11,6 +11,7 @@
 
 #include "fuel/IR/Constant.h"
 #include "fuel/Support/DType.h"
+#include "fuel/Support/Expected.h"
 
 #include <cstdint>
 #include <map>
@@ -38,10 +39,9 @@ public:
       std::map<std::string, std::shared_ptr<const FileBuffer>> preloaded)
       : baseDir(std::move(baseDir)), files(std::move(preloaded)) {}
 
-  /// Fills `out` (storage, offset, size) for `source`, or returns false with
-  /// a message in `error`.
-  bool load(const ConstantSource &source, const TensorDecl &decl,
-            ConstantData &out, std::string &error);
+  /// Fills `out` (storage, offset, size) for `source`, or says why it
+  /// cannot (naming the file).
+  Expected<void> load(const ConstantSource &source, const TensorDecl &decl, ConstantData &out);
 
 private:
   struct SafetensorsEntry {
@@ -54,17 +54,13 @@ private:
     uint64_t dataStart = 0;
   };
 
-  std::shared_ptr<const FileBuffer> open(const std::string &file,
-                                         std::string &error);
-  bool loadRaw(const ConstantSource &source, const TensorDecl &decl,
-               ConstantData &out, std::string &error);
-  bool loadNpy(const ConstantSource &source, const TensorDecl &decl,
-               ConstantData &out, std::string &error);
-  bool loadSafetensors(const ConstantSource &source, const TensorDecl &decl,
-                       ConstantData &out, std::string &error);
-  const SafetensorsIndex *indexSafetensors(const std::string &file,
-                                           const FileBuffer &buffer,
-                                           std::string &error);
+  Expected<std::shared_ptr<const FileBuffer>> open(const std::string &file);
+  Expected<void> loadRaw(const ConstantSource &source, const TensorDecl &decl, ConstantData &out);
+  Expected<void> loadNpy(const ConstantSource &source, const TensorDecl &decl, ConstantData &out);
+  Expected<void> loadSafetensors(const ConstantSource &source, const TensorDecl &decl,
+                                 ConstantData &out);
+  Expected<const SafetensorsIndex *> indexSafetensors(const std::string &file,
+                                                      const FileBuffer &buffer);
 
   std::string baseDir;
   std::map<std::string, std::shared_ptr<const FileBuffer>> files;

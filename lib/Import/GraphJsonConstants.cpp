@@ -32,9 +32,9 @@ bool GraphJsonParser::parseConstantData(NodeId node, const TensorDecl &decl) {
   return alive;
 }
 
-/// Encodes one JSON number or special-value string as `dtype`, little-endian.
-static bool encodeElement(DType dtype, const JsonNumber &n, std::string &out,
-                          std::string &error) {
+/// Encodes one JSON number or special-value string as `dtype`,
+/// little-endian; the error completes "value V ...".
+static Expected<void> encodeElement(DType dtype, const JsonNumber &n, std::string &out) {
   auto append = [&](const auto &v) {
     char buf[sizeof(v)];
     std::memcpy(buf, &v, sizeof(v));
@@ -54,26 +54,18 @@ static bool encodeElement(DType dtype, const JsonNumber &n, std::string &out,
     default:
       append(floatToBFloat16Bits(static_cast<float>(n.real)));
     }
-    return true;
+    return {};
   }
-  if (!n.isInteger || n.overflow) {
-    error = "is not an integer";
-    return false;
-  }
+  if (!n.isInteger || n.overflow)
+    return Error{"is not an integer"};
   int64_t v = n.integer;
-  auto inRange = [&](int64_t lo, int64_t hi) {
-    if (v >= lo && v <= hi)
-      return true;
-    error = "is out of range for " + std::string(dtypeName(dtype));
-    return false;
-  };
-  auto store = [&](int64_t lo, int64_t hi) {
-    if (!inRange(lo, hi))
-      return false;
+  auto store = [&](int64_t lo, int64_t hi) -> Expected<void> {
+    if (v < lo || v > hi)
+      return Error{"is out of range for " + std::string(dtypeName(dtype))};
     size_t at = out.size();
     out.resize(at + dtypeByteSize(dtype));
     storeElement(dtype, static_cast<double>(v), out.data() + at);
-    return true;
+    return {};
   };
   switch (dtype) {
   case DType::I8:
@@ -88,11 +80,14 @@ static bool encodeElement(DType dtype, const JsonNumber &n, std::string &out,
     return store(0, UINT16_MAX);
   case DType::U32:
     return store(0, UINT32_MAX);
-  case DType::U64: // JSON integers are read as int64.
-    return inRange(0, INT64_MAX) && (append(v), true);
+  case DType::U64: // JSON integers are read as int64: stored whole, not through a double.
+    if (v < 0)
+      return Error{"is out of range for u64"};
+    append(v);
+    return {};
   default:
     append(v);
-    return true;
+    return {};
   }
 }
 
@@ -120,7 +115,6 @@ bool GraphJsonParser::parseInlineData(const TensorDecl &decl,
       continue;
     }
     auto s = scope(static_cast<int64_t>(count - 1));
-    std::string error;
     if (decl.dtype == DType::Bool && kind == JsonKind::Bool) {
       bool b;
       reader.readBool(b);
@@ -142,7 +136,7 @@ bool GraphJsonParser::parseInlineData(const TensorDecl &decl,
         valid = false;
         continue;
       }
-      encodeElement(decl.dtype, n, bytes, error);
+      (void)encodeElement(decl.dtype, n, bytes); // Floats always encode.
       continue;
     }
     if (decl.dtype == DType::Bool || kind != JsonKind::Number) {
@@ -157,8 +151,8 @@ bool GraphJsonParser::parseInlineData(const TensorDecl &decl,
     JsonNumber n;
     if (!reader.readNumber(n))
       return syntaxError();
-    if (!encodeElement(decl.dtype, n, bytes, error)) {
-      errorAt(offset, "value " + literal(offset) + " " + error);
+    if (Expected<void> encoded = encodeElement(decl.dtype, n, bytes); !encoded) {
+      errorAt(offset, "value " + literal(offset) + " " + encoded.error());
       valid = false;
     }
   }
@@ -264,9 +258,8 @@ bool GraphJsonParser::parseDataReference(const TensorDecl &decl,
     valid = false;
     return true;
   }
-  std::string error;
-  if (!weights.load(source, decl, data, error)) {
-    errorAt(start, error);
+  if (Expected<void> loaded = weights.load(source, decl, data); !loaded) {
+    errorAt(start, loaded.error());
     valid = false;
   }
   return true;

@@ -493,15 +493,15 @@ fuel::parseGraphJson(std::string_view text, std::string_view fileName,
 std::optional<GraphFile> fuel::readGraphFile(const std::string &path,
                                              DiagnosticEngine &diag,
                                              bool verify) {
-  std::string error;
-  std::shared_ptr<const FileBuffer> buffer =
-      FileBuffer::open(path == "-" ? "/dev/stdin" : path, error);
-  if (!buffer) {
+  Expected<std::shared_ptr<const FileBuffer>> opened =
+      FileBuffer::open(path == "-" ? "/dev/stdin" : path);
+  if (!opened) {
     SourceLocation loc;
     loc.file = path;
-    diag.error(std::move(loc), "cannot read graph file: " + error);
+    diag.error(std::move(loc), "cannot read graph file: " + opened.error());
     return std::nullopt;
   }
+  std::shared_ptr<const FileBuffer> buffer = *opened;
   GraphReadOptions options;
   size_t slash = path.rfind('/');
   options.baseDir = slash == std::string::npos ? "." : path.substr(0, slash);

@@ -370,9 +370,12 @@ bool foldGenerator(Importer &im, const std::string &op) {
     if (!shape || shape->scalar || !shape->isStatic())
       return false;
     KnownTensor value{DType::F32, {}, std::string(4, '\0')};
-    std::string why;
-    if (const onnx::AttributeProto *a = im.attr("value"); a && !decodeTensor(a->t(), value, why))
-      return false;
+    if (const onnx::AttributeProto *a = im.attr("value")) {
+      Expected<KnownTensor> decoded = decodeTensor(a->t());
+      if (!decoded)
+        return false;
+      value = std::move(*decoded);
+    }
     std::vector<int64_t> extents = staticValues(*shape);
     // At most 2^24 elements, checked before each product can overflow.
     constexpr int64_t kMaxFolded = int64_t(1) << 24;

@@ -59,28 +59,22 @@ template <typename T> static void append(std::string &out, T v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof v);
 }
 
-bool onnximport::decodeTensor(const onnx::TensorProto &t, KnownTensor &out,
-                              std::string &why) {
+Expected<KnownTensor> onnximport::decodeTensor(const onnx::TensorProto &t) {
   std::optional<DType> dt = dtypeOfOnnx(t.data_type());
-  if (!dt) {
-    why = "tensor '" + t.name() + "' has element type " +
-          onnxTypeName(t.data_type()) + ", which fuelc does not support";
-    return false;
-  }
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    why = "tensor '" + t.name() + "' keeps its data in an external file, "
-          "which the importer does not read yet";
-    return false;
-  }
+  if (!dt)
+    return Error{"tensor '" + t.name() + "' has element type " + onnxTypeName(t.data_type()) +
+                 ", which fuelc does not support"};
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return Error{"tensor '" + t.name() +
+                 "' keeps its data in an external file, "
+                 "which the importer does not read yet"};
+  KnownTensor out;
   out.dtype = *dt;
   out.shape.assign(t.dims().begin(), t.dims().end());
-  out.bytes.clear();
   int64_t count = 1;
   for (int64_t d : out.shape) {
-    if (d < 0 || (d && count > (int64_t(1) << 40) / d)) {
-      why = "tensor '" + t.name() + "' has a bad or huge shape";
-      return false;
-    }
+    if (d < 0 || (d && count > (int64_t(1) << 40) / d))
+      return Error{"tensor '" + t.name() + "' has a bad or huge shape"};
     count *= d;
   }
   size_t width = dtypeByteSize(*dt);
@@ -124,12 +118,10 @@ bool onnximport::decodeTensor(const onnx::TensorProto &t, KnownTensor &out,
         append(out.bytes, static_cast<uint8_t>(v));
     }
   }
-  if (out.bytes.size() != static_cast<size_t>(count) * width) {
-    why = "tensor '" + t.name() + "' holds " + std::to_string(out.bytes.size()) +
-          " bytes of data, its shape needs " + std::to_string(count * width);
-    return false;
-  }
-  return true;
+  if (out.bytes.size() != static_cast<size_t>(count) * width)
+    return Error{"tensor '" + t.name() + "' holds " + std::to_string(out.bytes.size()) +
+                 " bytes of data, its shape needs " + std::to_string(count * width)};
+  return out;
 }
 
 std::vector<double> KnownTensor::reals() const {
@@ -373,15 +365,13 @@ Importer::inlineGraph(const onnx::GraphProto &body, const std::vector<Bound> &in
       known.erase(name);
   }
   for (const onnx::TensorProto &t : body.initializer()) {
-    KnownTensor tensor;
-    std::string why;
-    if (decodeTensor(t, tensor, why)) {
-      addKnown(t.name(), std::move(tensor));
+    if (Expected<KnownTensor> tensor = decodeTensor(t)) {
+      addKnown(t.name(), std::move(*tensor));
     } else {
       SourceLocation loc;
       loc.file = fileName;
       loc.node = t.name();
-      diag.error(std::move(loc), "initializer: " + why);
+      diag.error(std::move(loc), "initializer: " + tensor.error());
       ++errors;
     }
   }
@@ -523,14 +513,13 @@ std::optional<Graph> Importer::run() {
   countUses(g);
   // Initializers are constants (and may shadow graph inputs of the same name).
   for (const onnx::TensorProto &t : g.initializer()) {
-    KnownTensor tensor;
-    std::string why;
-    if (!decodeTensor(t, tensor, why)) {
-      diag.error(fileLoc, "initializer: " + why);
+    Expected<KnownTensor> decoded = decodeTensor(t);
+    if (!decoded) {
+      diag.error(fileLoc, "initializer: " + decoded.error());
       ++errors;
       continue;
     }
-    addKnown(t.name(), std::move(tensor));
+    addKnown(t.name(), std::move(*decoded));
   }
   for (const auto &[name, value] : frozen) {
     bool isInput = false;

@@ -16,6 +16,7 @@
 #include "fuel/IR/Graph.h"
 #include "fuel/Import/Onnx.h"
 #include "fuel/Support/Diagnostics.h"
+#include "fuel/Support/Expected.h"
 
 #include "onnx.pb.h"
 
@@ -158,7 +159,7 @@ private:
 std::optional<DType> dtypeOfOnnx(int64_t onnxType);
 
 /// Decodes a TensorProto; false with `why` for what fuelc cannot hold.
-bool decodeTensor(const onnx::TensorProto &t, KnownTensor &out, std::string &why);
+Expected<KnownTensor> decodeTensor(const onnx::TensorProto &t);
 
 /// Imports the current node of `im` (OnnxOps.cpp); false after reporting.
 bool importOp(Importer &im);

@@ -326,9 +326,12 @@ bool constantOfShape(Importer &im) {
   if (!dims)
     return false;
   KnownTensor value{DType::F32, {}, std::string(4, '\0')};
-  std::string why;
-  if (const onnx::AttributeProto *a = im.attr("value"); a && !decodeTensor(a->t(), value, why))
-    return im.unsupported(why);
+  if (const onnx::AttributeProto *a = im.attr("value")) {
+    Expected<KnownTensor> decoded = decodeTensor(a->t());
+    if (!decoded)
+      return im.unsupported(decoded.error());
+    value = std::move(*decoded);
+  }
   value.shape.clear();
   value.bytes.resize(dtypeByteSize(value.dtype));
   // No Composer: input 0 has no IR value, only extents.
@@ -338,10 +341,11 @@ bool constantOfShape(Importer &im) {
 
 bool constant(Importer &im) {
   KnownTensor t;
-  std::string why;
   if (const onnx::AttributeProto *a = im.attr("value")) {
-    if (!decodeTensor(a->t(), t, why))
-      return im.unsupported(why);
+    Expected<KnownTensor> decoded = decodeTensor(a->t());
+    if (!decoded)
+      return im.unsupported(decoded.error());
+    t = std::move(*decoded);
   } else if (const onnx::AttributeProto *a = im.attr("value_float")) {
     t = scalar(a->f(), DType::F32);
   } else if (const onnx::AttributeProto *a = im.attr("value_int")) {

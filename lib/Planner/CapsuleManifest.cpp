@@ -36,8 +36,7 @@ private:
   bool parseDocument();
   bool parseCapsule();
 
-  std::optional<std::string> sourceRevision(const std::vector<std::string> &files,
-                                            std::string &why) const;
+  Expected<std::string> sourceRevision(const std::vector<std::string> &files) const;
 
   std::string baseDir;
   std::vector<Capsule> capsules;
@@ -47,24 +46,17 @@ private:
 /// The capsule's revision: the SHA-256 of its source, or, for several files
 /// (those listed and the headers they include with `#include "..."`,
 /// transitively, each once), of each file's name and hash in that order.
-std::optional<std::string>
-ManifestParser::sourceRevision(const std::vector<std::string> &files,
-                               std::string &why) const {
-  if (files.empty()) {
-    why = "'source' names no file";
-    return std::nullopt;
-  }
+Expected<std::string> ManifestParser::sourceRevision(const std::vector<std::string> &files) const {
+  if (files.empty())
+    return Error{"'source' names no file"};
   std::vector<std::string> names(files);
   std::string listing, only;
   for (size_t i = 0; i < names.size(); ++i) {
-    std::string reason;
-    std::shared_ptr<const FileBuffer> source =
-        FileBuffer::open(baseDir + "/" + names[i], reason, /*regularOnly=*/true);
-    if (!source) {
-      why = "cannot read kernel source '" + names[i] + "': " + reason;
-      return std::nullopt;
-    }
-    std::string_view text = source->text();
+    Expected<std::shared_ptr<const FileBuffer>> source =
+        FileBuffer::open(baseDir + "/" + names[i], /*regularOnly=*/true);
+    if (!source)
+      return Error{"cannot read kernel source '" + names[i] + "': " + source.error()};
+    std::string_view text = (*source)->text();
     only = toHex(Sha256::of(text));
     listing += names[i] + " " + only + "\n";
     std::string dir = std::filesystem::path(names[i]).parent_path().string();
@@ -217,12 +209,11 @@ bool ManifestParser::parseCapsule() {
         return true;
       };
       alive = reader.peek() == JsonKind::Array ? forEachElement(readFile) : readFile();
-      std::string why;
       if (alive && named) {
-        if (std::optional<std::string> revision = sourceRevision(files, why))
+        if (Expected<std::string> revision = sourceRevision(files))
           c.revision = *revision;
         else
-          errorAt(offset, why);
+          errorAt(offset, revision.error());
       }
       valid &= named && !c.revision.empty();
     } else {

@@ -260,8 +260,7 @@ std::optional<Machine> fuel::loadMachine(const std::string &nameOrPath,
   std::string_view preset = machinePresetText(nameOrPath);
   if (!preset.empty())
     return parseMachineJson(preset, "<preset " + nameOrPath + ">", diag);
-  std::string error;
-  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(nameOrPath, error);
+  Expected<std::shared_ptr<const FileBuffer>> buffer = FileBuffer::open(nameOrPath);
   if (!buffer) {
     // Not openInputFile: a missing machine is often a mistyped preset name.
     std::string presets;
@@ -269,9 +268,9 @@ std::optional<Machine> fuel::loadMachine(const std::string &nameOrPath,
       presets += (presets.empty() ? "" : ", ") + std::string(name);
     SourceLocation loc;
     loc.file = nameOrPath;
-    diag.error(std::move(loc), "cannot read machine file: " + error +
+    diag.error(std::move(loc), "cannot read machine file: " + buffer.error() +
                                    " (built-in machines: " + presets + ")");
     return std::nullopt;
   }
-  return parseMachineJson(buffer->text(), nameOrPath, diag);
+  return parseMachineJson((*buffer)->text(), nameOrPath, diag);
 }

@@ -14,29 +14,22 @@ using namespace fuel::runtime;
 namespace {
 struct Registration {
   const char *kind;
-  std::unique_ptr<Backend> (*create)(const artifact::Device &, unsigned threads,
-                                     std::string &why);
+  Expected<std::unique_ptr<Backend>> (*create)(const artifact::Device &, unsigned threads);
 };
 
 const Registration kBackends[] = {
     {"cpu", createCpuBackend},
-    {"vulkan", [](const artifact::Device &d, unsigned, std::string &why) {
-       return createVulkanBackend(d, why);
-     }},
-    {"cuda", [](const artifact::Device &d, unsigned, std::string &why) {
-       return createCudaBackend(d, why);
-     }},
+    {"vulkan", [](const artifact::Device &d, unsigned) { return createVulkanBackend(d); }},
+    {"cuda", [](const artifact::Device &d, unsigned) { return createCudaBackend(d); }},
 };
 } // namespace
 
-std::unique_ptr<Backend> runtime::createBackend(const artifact::Device &device,
-                                                unsigned threads,
-                                                std::string &why) {
+Expected<std::unique_ptr<Backend>> runtime::createBackend(const artifact::Device &device,
+                                                          unsigned threads) {
   for (const Registration &r : kBackends)
     if (device.kind == r.kind)
-      return r.create(device, threads, why);
-  why = "this runtime has no backend for devices of kind '" + device.kind + "'";
-  return nullptr;
+      return r.create(device, threads);
+  return Error{"this runtime has no backend for devices of kind '" + device.kind + "'"};
 }
 
 std::vector<std::string> runtime::backendKinds() {

@@ -17,6 +17,7 @@
 #define FUEL_LIB_RUNTIME_BACKEND_H
 
 #include "fuel/Artifact/Program.h"
+#include "fuel/Support/Expected.h"
 
 #include <cstdint>
 #include <cstring>
@@ -67,25 +68,23 @@ class Backend {
 public:
   virtual ~Backend() = default;
   /// Allocates (and pre-touches) the device arena.
-  virtual LogicalResult allocateArena(uint64_t bytes, std::string &error) = 0;
+  virtual Expected<void> allocateArena(uint64_t bytes) = 0;
   /// Base address of the arena as kernels see it.
   virtual char *arenaBase() = 0;
   /// Whether the host can read and write the device's addresses directly.
   virtual bool isHostMemory() const { return true; }
   /// Makes constants (host bytes) readable by the device's kernels and
   /// gives their device addresses.
-  virtual LogicalResult importConstants(const std::vector<std::string_view> &data,
-                                        std::vector<char *> &addresses,
-                                        std::string &error) {
+  virtual Expected<void> importConstants(const std::vector<std::string_view> &data,
+                                         std::vector<char *> &addresses) {
     for (std::string_view d : data)
       addresses.push_back(const_cast<char *>(d.data()));
-    return success();
+    return {};
   }
   /// Loads the kernel binary of this device for the kernels of `program`
   /// placed on it (device index `device`).
-  virtual LogicalResult loadKernels(std::string_view binary,
-                                    const artifact::Program &program, unsigned device,
-                                    std::string &error) = 0;
+  virtual Expected<void> loadKernels(std::string_view binary, const artifact::Program &program,
+                                     unsigned device) = 0;
   /// The entry point of `symbol`, or nullptr when the binary lacks it.
   virtual void *findKernel(const std::string &symbol) = 0;
   /// What the binary says kernel `symbol` takes (artifact::kernelSignature:
@@ -125,10 +124,9 @@ public:
 };
 
 /// The backend for `device` from the registry of device kinds (Backend.cpp),
-/// or nullptr with the reason it is unavailable on this machine (no backend
-/// for the kind, a missing driver or device, missing CPU features).
-std::unique_ptr<Backend> createBackend(const artifact::Device &device,
-                                       unsigned threads, std::string &why);
+/// or why it is unavailable on this machine (no backend for the kind, a
+/// missing driver or device, missing CPU features).
+Expected<std::unique_ptr<Backend>> createBackend(const artifact::Device &device, unsigned threads);
 /// The device kinds the registry has a backend for.
 std::vector<std::string> backendKinds();
 
@@ -138,12 +136,10 @@ using NullDeviceLog = std::function<void(const std::string &event)>;
 /// A stand-in for `device` whose kernels do nothing (NullBackend.cpp).
 std::unique_ptr<Backend> createNullBackend(const artifact::Device &device,
                                            NullDeviceLog log);
-std::unique_ptr<Backend> createCpuBackend(const artifact::Device &device,
-                                          unsigned threads, std::string &why);
-std::unique_ptr<Backend> createVulkanBackend(const artifact::Device &device,
-                                             std::string &why);
-std::unique_ptr<Backend> createCudaBackend(const artifact::Device &device,
-                                           std::string &why);
+Expected<std::unique_ptr<Backend>> createCpuBackend(const artifact::Device &device,
+                                                    unsigned threads);
+Expected<std::unique_ptr<Backend>> createVulkanBackend(const artifact::Device &device);
+Expected<std::unique_ptr<Backend>> createCudaBackend(const artifact::Device &device);
 
 } // namespace fuel::runtime
 

@@ -80,39 +80,33 @@ public:
       munmap(arena, arenaSize);
   }
 
-  LogicalResult allocateArena(uint64_t bytes, std::string &error) override {
+  Expected<void> allocateArena(uint64_t bytes) override {
     std::optional<AvailableMemory> available = availableHostMemory();
-    if (available && bytes > available->bytes) {
-      error = "the plan needs a " + std::to_string(bytes) + "-byte arena, but only " +
-              std::to_string(available->bytes) + " bytes of memory are available (" +
-              available->source + ")";
-      return failure();
-    }
+    if (available && bytes > available->bytes)
+      return Error{"the plan needs a " + std::to_string(bytes) + "-byte arena, but only " +
+                   std::to_string(available->bytes) + " bytes of memory are available (" +
+                   available->source + ")"};
     // Mapped, not malloc'd: unloading gives every page back (a freed large
     // malloc block raises glibc's mmap threshold, and later blocks of that
     // size stay in its heap), and MAP_POPULATE takes the page faults here.
     size_t size = std::max<size_t>(bytes, 1);
     void *mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (mapped == MAP_FAILED) {
-      error = "cannot allocate a " + std::to_string(bytes) + "-byte arena: " +
-              std::strerror(errno);
-      return failure();
-    }
+    if (mapped == MAP_FAILED)
+      return Error{"cannot allocate a " + std::to_string(bytes) +
+                   "-byte arena: " + std::strerror(errno)};
     arena = static_cast<char *>(mapped);
     arenaSize = size;
-    return success();
+    return {};
   }
 
   char *arenaBase() override { return arena; }
 
-  LogicalResult loadKernels(std::string_view binary, const artifact::Program &,
-                            unsigned, std::string &error) override {
+  Expected<void> loadKernels(std::string_view binary, const artifact::Program &,
+                             unsigned) override {
     int fd = memfd_create("fuel-kernels", MFD_CLOEXEC);
-    if (fd < 0) {
-      error = std::string("memfd_create failed: ") + std::strerror(errno);
-      return failure();
-    }
+    if (fd < 0)
+      return Error{std::string("memfd_create failed: ") + std::strerror(errno)};
     bool written = true;
     for (size_t done = 0; done < binary.size() && written;) {
       ssize_t n = ::write(fd, binary.data() + done, binary.size() - done);
@@ -120,22 +114,22 @@ public:
       done += written ? static_cast<size_t>(n) : 0;
     }
     if (!written) {
-      error = std::string("cannot write the x86 kernel binary to memory: ") +
-              std::strerror(errno);
+      Error error{std::string("cannot write the x86 kernel binary to memory: ") +
+                  std::strerror(errno)};
       ::close(fd);
-      return failure();
+      return error;
     }
     library = openUnique(fd);
     if (!library) {
       const char *why = dlerror();
-      error = std::string("the x86 kernel binary does not load: ") +
-              (why ? why : std::strerror(errno));
+      Error error{std::string("the x86 kernel binary does not load: ") +
+                  (why ? why : std::strerror(errno))};
       if (fd >= 0)
         ::close(fd);
-      return failure();
+      return error;
     }
     binaryFd = fd;
-    return success();
+    return {};
   }
 
   void *findKernel(const std::string &symbol) override {
@@ -223,19 +217,17 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Backend> runtime::createCpuBackend(const artifact::Device &device,
-                                                   unsigned threads,
-                                                   std::string &why) {
+Expected<std::unique_ptr<Backend>> runtime::createCpuBackend(const artifact::Device &device,
+                                                             unsigned threads) {
   std::vector<std::string> missing = missingCpuFeatures(device.cpuFeatures);
   if (!missing.empty()) {
-    why = "this CPU lacks";
+    std::string why = "this CPU lacks";
     for (const std::string &f : missing)
       why += " " + f;
-    why += ", which kernels built for " + device.target + " need";
-    return nullptr;
+    return Error{why + ", which kernels built for " + device.target + " need"};
   }
-  std::unique_ptr<ThreadPool> pool = ThreadPool::create(threads, why);
+  Expected<std::unique_ptr<ThreadPool>> pool = ThreadPool::create(threads);
   if (!pool)
-    return nullptr;
-  return std::make_unique<CpuBackend>(std::move(pool));
+    return Error{pool.error()};
+  return std::make_unique<CpuBackend>(std::move(*pool));
 }

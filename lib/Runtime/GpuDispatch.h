@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fuel::runtime {
@@ -40,15 +42,20 @@ struct GpuKernelInfo {
   std::vector<GpuDispatchInfo> dispatches;
 };
 
-/// Reads a section's `kernels` member (JSON type errors throw); `modules`
-/// is how many modules the section has.
-LogicalResult readGpuKernels(const nlohmann::json &list, size_t modules,
-                             std::vector<GpuKernelInfo> &kernels,
-                             std::string &error);
+/// Member `key` of `object` as T (an integer type, bool, std::string, or a
+/// std::vector of integers), or nullopt when it is absent, of another type
+/// or out of T's range. The section readers read through it, so no read of
+/// a damaged section throws.
+template <typename T>
+std::optional<T> jsonMember(const nlohmann::json &object, std::string_view key);
+
+/// Reads a section's `kernels` member; `modules` is how many modules the
+/// section has.
+Expected<void> readGpuKernels(const nlohmann::json &list, size_t modules,
+                              std::vector<GpuKernelInfo> &kernels);
 
 /// Checks the dispatches of program kernel `info` against its arguments.
-LogicalResult checkGpuKernel(const GpuKernelInfo &kernel, const artifact::Kernel &info,
-                             std::string &error);
+Expected<void> checkGpuKernel(const GpuKernelInfo &kernel, const artifact::Kernel &info);
 
 /// The number of parameter words of `d` for kernel `info`.
 size_t parameterWords(const GpuDispatchInfo &d, const artifact::Kernel &info);

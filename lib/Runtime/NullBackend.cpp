@@ -23,18 +23,18 @@ public:
   NullBackend(const artifact::Device &device, NullDeviceLog log)
       : id(device.id), hostMemory(device.kind == "cpu"), log(std::move(log)) {}
 
-  LogicalResult allocateArena(uint64_t bytes, std::string &) override {
+  Expected<void> allocateArena(uint64_t bytes) override {
     arena.assign(std::max<uint64_t>(bytes, 1), 0);
-    return success();
+    return {};
   }
   char *arenaBase() override { return arena.data(); }
   bool isHostMemory() const override { return hostMemory; }
-  LogicalResult loadKernels(std::string_view, const artifact::Program &program,
-                            unsigned device, std::string &) override {
+  Expected<void> loadKernels(std::string_view, const artifact::Program &program,
+                             unsigned device) override {
     for (const artifact::Kernel &k : program.kernels)
       if (k.device == device)
         symbols[k.symbol] = &k;
-    return success();
+    return {};
   }
   /// Any kernel of the device's program resolves (to its program entry).
   void *findKernel(const std::string &symbol) override {

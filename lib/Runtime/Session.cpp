@@ -161,14 +161,14 @@ LogicalResult Session::Impl::chooseRoute(const artifact::Meta &meta,
     for (const std::string &id : route.devices) {
       auto it = std::find_if(meta.devices.begin(), meta.devices.end(),
                              [&](const artifact::Device &d) { return d.id == id; });
-      std::string why;
-      if (it == meta.devices.end())
-        why = "not in the artifact's machine";
-      else if (auto backend = isNull(*it) ? createNullBackend(*it, nullDeviceLog)
-                                          : createBackend(*it, threads, why))
-        candidate[id] = std::move(backend);
-      if (!why.empty())
-        missing += "\n    " + id + ": " + why;
+      Expected<std::unique_ptr<Backend>> backend =
+          it == meta.devices.end() ? Error{"not in the artifact's machine"}
+          : isNull(*it)            ? createNullBackend(*it, nullDeviceLog)
+                                   : createBackend(*it, threads);
+      if (backend)
+        candidate[id] = std::move(*backend);
+      else
+        missing += "\n    " + id + ": " + backend.error();
     }
     if (!missing.empty()) {
       report += line + ": skipped, missing devices:" + missing + "\n";
@@ -203,17 +203,16 @@ LogicalResult Session::Impl::chooseRoute(const artifact::Meta &meta,
 LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
   for (unsigned d = 0; d < backends.size(); ++d) {
     const artifact::Device &device = program.devices[d];
-    std::string why;
-    if (failed(backends[d]->allocateArena(device.arenaBytes, why)))
-      return error(diag, device.id + ": " + why);
+    if (Expected<void> allocated = backends[d]->allocateArena(device.arenaBytes); !allocated)
+      return error(diag, device.id + ": " + allocated.error());
     if (device.kernelSection.empty())
       continue;
     std::optional<std::string_view> binary = view->section(device.kernelSection);
     if (!binary)
       return error(diag, device.id + ": the artifact has no section '" +
                              device.kernelSection + "' for its kernels");
-    if (failed(backends[d]->loadKernels(*binary, program, d, why)))
-      return error(diag, device.id + ": " + why);
+    if (Expected<void> loaded = backends[d]->loadKernels(*binary, program, d); !loaded)
+      return error(diag, device.id + ": " + loaded.error());
   }
   planIssueOrder();
   deviceTimed.assign(backends.size(), false);
@@ -267,9 +266,8 @@ LogicalResult Session::Impl::importConstants(DiagnosticEngine &diag) {
       data.push_back(weights.substr(program.constants[c].offset,
                                     program.constants[c].size));
     std::vector<char *> addresses;
-    std::string why;
-    if (failed(backends[d]->importConstants(data, addresses, why)))
-      return error(diag, program.devices[d].id + ": " + why);
+    if (Expected<void> imported = backends[d]->importConstants(data, addresses); !imported)
+      return error(diag, program.devices[d].id + ": " + imported.error());
     for (size_t i = 0; i < used.size(); ++i)
       constantBase[d][used[i]] = addresses[i];
   }

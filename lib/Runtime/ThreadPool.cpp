@@ -5,6 +5,7 @@
 #include <chrono>
 #include <system_error>
 
+using namespace fuel;
 using namespace fuel::runtime;
 
 /// Spins up to this long for `ready` before the caller sleeps: longer than
@@ -24,15 +25,15 @@ template <class Ready> static bool spinUntil(Ready ready) {
   }
 }
 
-std::unique_ptr<ThreadPool> ThreadPool::create(unsigned threads, std::string &why) {
+Expected<std::unique_ptr<ThreadPool>> ThreadPool::create(unsigned threads) {
   std::unique_ptr<ThreadPool> pool(new ThreadPool());
   for (unsigned i = 1; i < threads; ++i) {
     try {
       pool->workers.emplace_back([p = pool.get()] { p->work(); });
     } catch (const std::system_error &e) {
-      why = "cannot start worker thread " + std::to_string(i) + " of " +
-            std::to_string(threads - 1) + " (" + e.what() + ")";
-      return nullptr; // The destructor stops the ones started.
+      // The destructor stops the ones started.
+      return Error{"cannot start worker thread " + std::to_string(i) + " of " +
+                   std::to_string(threads - 1) + " (" + e.what() + ")"};
     }
   }
   return pool;

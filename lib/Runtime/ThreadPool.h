@@ -11,6 +11,8 @@
 #ifndef FUEL_LIB_RUNTIME_THREADPOOL_H
 #define FUEL_LIB_RUNTIME_THREADPOOL_H
 
+#include "fuel/Support/Expected.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -26,9 +28,9 @@ namespace fuel::runtime {
 class ThreadPool {
 public:
   /// `threads` counts the caller: 1 means no workers. When the system
-  /// cannot start them all (EAGAIN under a thread or memory limit), nullptr
-  /// with the reason in `why`: never fewer threads than asked for.
-  static std::unique_ptr<ThreadPool> create(unsigned threads, std::string &why);
+  /// cannot start them all (EAGAIN under a thread or memory limit), an
+  /// error: never fewer threads than asked for.
+  static Expected<std::unique_ptr<ThreadPool>> create(unsigned threads);
   ~ThreadPool();
   unsigned size() const { return static_cast<unsigned>(workers.size()) + 1; }
   /// Runs fn(i) for i in [0, count), returning when all are done.

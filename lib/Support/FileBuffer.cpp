@@ -38,24 +38,20 @@ std::shared_ptr<const FileBuffer> FileBuffer::fromBytes(std::string bytes) {
   return buf;
 }
 
-std::shared_ptr<const FileBuffer> FileBuffer::open(const std::string &path,
-                                                   std::string &error,
-                                                   bool regularOnly) {
+Expected<std::shared_ptr<const FileBuffer>> FileBuffer::open(const std::string &path,
+                                                             bool regularOnly) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = std::strerror(errno);
-    return nullptr;
-  }
+  if (fd < 0)
+    return Error{std::strerror(errno)};
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    error = std::strerror(errno);
+    Error error{std::strerror(errno)};
     ::close(fd);
-    return nullptr;
+    return error;
   }
   if (S_ISDIR(st.st_mode) || (regularOnly && !S_ISREG(st.st_mode))) {
     ::close(fd);
-    error = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
-    return nullptr;
+    return Error{S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file"};
   }
   std::shared_ptr<FileBuffer> buf(new FileBuffer());
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -76,9 +72,9 @@ std::shared_ptr<const FileBuffer> FileBuffer::open(const std::string &path,
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      error = std::strerror(errno);
+      Error error{std::strerror(errno)};
       ::close(fd);
-      return nullptr;
+      return error;
     }
     if (n == 0)
       break;
@@ -93,19 +89,17 @@ std::shared_ptr<const FileBuffer> FileBuffer::open(const std::string &path,
 std::shared_ptr<const FileBuffer> fuel::openInputFile(const std::string &path,
                                                      std::string_view what,
                                                      DiagnosticEngine &diag) {
-  std::string error;
-  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(path, error);
+  Expected<std::shared_ptr<const FileBuffer>> buffer = FileBuffer::open(path);
   if (!buffer) {
     SourceLocation loc;
     loc.file = path;
-    diag.error(std::move(loc),
-               "cannot read " + std::string(what) + " file: " + error);
+    diag.error(std::move(loc), "cannot read " + std::string(what) + " file: " + buffer.error());
+    return nullptr;
   }
-  return buffer;
+  return *buffer;
 }
 
-bool fuel::writeFileAtomically(const std::string &path, std::string_view bytes,
-                               std::string &error) {
+Expected<void> fuel::writeFileAtomically(const std::string &path, std::string_view bytes) {
   std::string temporary = path + ".tmp" + std::to_string(::getpid());
   std::ofstream file(temporary, std::ios::binary);
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -114,9 +108,8 @@ bool fuel::writeFileAtomically(const std::string &path, std::string_view bytes,
   if (file)
     std::filesystem::rename(temporary, path, ec);
   if (file && !ec)
-    return true;
+    return {};
   std::string why = ec ? ec.message() : std::strerror(errno);
   std::filesystem::remove(temporary, ec);
-  error = "cannot write '" + path + "': " + why;
-  return false;
+  return Error{"cannot write '" + path + "': " + why};
 }

@@ -84,65 +84,50 @@ static bool parseHeader(std::string_view text, std::string &descr,
   return true;
 }
 
-bool fuel::parseNpy(std::string_view bytes, NpyArray &out, std::string &error) {
-  if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY") {
-    error = "is not a .npy file (bad magic)";
-    return false;
-  }
+Expected<NpyArray> fuel::parseNpy(std::string_view bytes) {
+  if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY")
+    return Error{"is not a .npy file (bad magic)"};
   unsigned major = static_cast<unsigned char>(bytes[6]);
   size_t lengthBytes = major == 1 ? 2 : 4;
-  if (major < 1 || major > 3 || bytes.size() < 8 + lengthBytes) {
-    error = "uses unsupported .npy version " + std::to_string(major);
-    return false;
-  }
+  if (major < 1 || major > 3 || bytes.size() < 8 + lengthBytes)
+    return Error{"uses unsupported .npy version " + std::to_string(major)};
   uint32_t headerLength = 0;
   for (size_t i = 0; i < lengthBytes; ++i)
     headerLength |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[8 + i]))
                     << (8 * i);
   size_t dataStart = 8 + lengthBytes + headerLength;
-  if (dataStart > bytes.size()) {
-    error = "is truncated inside its header";
-    return false;
-  }
+  if (dataStart > bytes.size())
+    return Error{"is truncated inside its header"};
   std::string descr;
   bool fortranOrder = false;
-  out = NpyArray();
+  NpyArray out;
   if (!parseHeader(bytes.substr(8 + lengthBytes, headerLength), descr,
                    fortranOrder, out.shape)) {
-    error = "has a malformed header";
-    return false;
+    return Error{"has a malformed header"};
   }
   std::optional<DType> dtype;
   for (const DescrEntry &e : kDescrs)
     if (e.descr == descr)
       dtype = e.dtype;
-  if (!dtype) {
-    error = "holds unsupported element type '" + descr + "'";
-    return false;
-  }
+  if (!dtype)
+    return Error{"holds unsupported element type '" + descr + "'"};
   if (fortranOrder) {
-    error = "is in Fortran order; only C order is supported";
-    return false;
+    return Error{"is in Fortran order; only C order is supported"};
   }
   out.dtype = *dtype;
   uint64_t need = dtypeByteSize(*dtype);
   for (int64_t d : out.shape) {
-    if (d != 0 && need > (uint64_t(1) << 62) / uint64_t(d)) {
-      error = "declares a shape too large to hold";
-      return false;
-    }
+    if (d != 0 && need > (uint64_t(1) << 62) / uint64_t(d))
+      return Error{"declares a shape too large to hold"};
     need *= uint64_t(d);
   }
   size_t have = bytes.size() - dataStart;
-  if (have != need) {
-    error = std::string(have < need ? "is truncated" : "has trailing bytes") +
-            ": needs " + std::to_string(need) + " data bytes, has " +
-            std::to_string(have);
-    return false;
-  }
+  if (have != need)
+    return Error{std::string(have < need ? "is truncated" : "has trailing bytes") + ": needs " +
+                 std::to_string(need) + " data bytes, has " + std::to_string(have)};
   out.dataOffset = dataStart;
   out.dataSize = need;
-  return true;
+  return out;
 }
 
 std::string fuel::writeNpy(DType dtype, const std::vector<int64_t> &shape,

@@ -9,6 +9,7 @@
 
 #include "FuzzGraph.h"
 
+#include "fuel/Codegen/TargetKernels.h"
 #include "fuel/Import/GraphJson.h"
 #include "fuel/Planner/Planner.h"
 
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::optional<Graph> graph = fuzz::parseFuzzGraph(data, size, diag, &locator);
   if (!graph || graph->numNodes() > 2000)
     return 0;
-  static const CapsuleRegistry registry = CapsuleRegistry::builtin();
+  static const CapsuleRegistry registry = builtinCapsules();
   for (std::string_view name : machinePresetNames()) {
     DiagnosticEngine planDiag;
     std::optional<Machine> machine = loadMachine(std::string(name), planDiag);

@@ -21,14 +21,14 @@ std::vector<ArtifactSection> base;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   // run-fuzzer.sh plans the examples into seeds/ (with the release fuelc).
-  std::string why;
-  std::shared_ptr<const FileBuffer> file = FileBuffer::open("seeds/mlp.fplan", why);
+  Expected<std::shared_ptr<const FileBuffer>> file = FileBuffer::open("seeds/mlp.fplan");
   DiagnosticEngine diag;
   std::optional<ArtifactView> view;
   if (file)
-    view = readArtifact(file, "seeds/mlp.fplan", diag);
+    view = readArtifact(*file, "seeds/mlp.fplan", diag);
   if (!view) {
-    std::fprintf(stderr, "runtime-load-fuzzer: needs seeds/mlp.fplan (%s)\n", why.c_str());
+    std::fprintf(stderr, "runtime-load-fuzzer: needs seeds/mlp.fplan (%s)\n",
+                 file ? "not an artifact" : file.error().c_str());
     std::abort();
   }
   for (const ArtifactView::Section &s : view->sections())

@@ -15,9 +15,9 @@ using namespace fuel;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   runtime::SpirvSection section;
-  std::string error;
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  if (failed(runtime::readSpirvSection(text, section, error)) && error.empty())
+  // A refusal must say why.
+  if (Expected<void> read = runtime::readSpirvSection(text, section); !read && read.error().empty())
     std::abort();
   return 0;
 }

@@ -10,13 +10,12 @@ int main(int argc, char **argv) {
     return 2;
   fuel::DiagnosticEngine diag;
   diag.setHandler([](const fuel::Diagnostic &d) { fuel::printDiagnosticText(std::cerr, d); });
-  std::string why;
-  auto file = fuel::FileBuffer::open(argv[1], why);
+  auto file = fuel::FileBuffer::open(argv[1]);
   if (!file) {
-    std::cerr << why << '\n';
+    std::cerr << file.error() << '\n';
     return 1;
   }
-  auto session = fuel::runtime::Session::load(file, argv[1], {}, diag);
+  auto session = fuel::runtime::Session::load(*file, argv[1], {}, diag);
   if (!session)
     return 1;
   fuel::runtime::Tensor x{fuel::DType::F32, {2, 64}, std::string(2 * 64 * 4, '\0')};

@@ -47,13 +47,12 @@ int run(int argc, char **argv) {
   std::map<std::string, HostTensor> tensors;
   for (const std::string &binding : inputs) {
     NamedArray input;
-    std::string error;
-    if (!readNamedNpy(binding, input, error)) {
+    if (Expected<void> read = readNamedNpy(binding, input); !read) {
       if (input.path.empty()) {
-        std::cerr << "fuel-ref: error: " << error << '\n';
+        std::cerr << "fuel-ref: error: " << read.error() << '\n';
         return 2;
       }
-      std::cerr << input.path << ": error: " << error << '\n';
+      std::cerr << input.path << ": error: " << read.error() << '\n';
       return 1;
     }
     tensors[input.name] =
@@ -63,10 +62,10 @@ int run(int argc, char **argv) {
   if (failed(interpret(file->graph, tensors, results, diag)))
     return 1;
   for (size_t i = 0; i < results.size(); ++i) {
-    std::string error;
-    if (!writeNpyFile(outputs[i], results[i].dtype, results[i].shape,
-                      results[i].toBytes(), error)) {
-      std::cerr << "fuel-ref: error: " << error << '\n';
+    if (Expected<void> written =
+            writeNpyFile(outputs[i], results[i].dtype, results[i].shape, results[i].toBytes());
+        !written) {
+      std::cerr << "fuel-ref: error: " << written.error() << '\n';
       return 1;
     }
   }

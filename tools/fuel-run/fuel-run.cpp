@@ -105,10 +105,9 @@ int run(int argc, char **argv) {
   std::map<std::string, runtime::Tensor> tensors;
   for (const std::string &binding : inputs) {
     NamedArray input;
-    std::string error;
-    if (!readNamedNpy(binding, input, error)) {
-      std::cerr << (input.path.empty() ? "fuel-run" : input.path)
-                << ": error: " << error << '\n';
+    if (Expected<void> read = readNamedNpy(binding, input); !read) {
+      std::cerr << (input.path.empty() ? "fuel-run" : input.path) << ": error: " << read.error()
+                << '\n';
       return input.path.empty() ? 2 : 1;
     }
     if (tensors.count(input.name)) {
@@ -144,15 +143,17 @@ int run(int argc, char **argv) {
   }
   if (options.profile)
     std::cout << session->profileReport();
-  std::string error;
-  if (options.trace && !writeFileAtomically(tracePath, session->traceJson(), error)) {
-    std::cerr << "fuel-run: error: " << error << '\n';
-    return 1;
+  if (options.trace) {
+    if (Expected<void> written = writeFileAtomically(tracePath, session->traceJson()); !written) {
+      std::cerr << "fuel-run: error: " << written.error() << '\n';
+      return 1;
+    }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!writeNpyFile(outputs[i], results[i].dtype, results[i].shape,
-                      results[i].data, error)) {
-      std::cerr << "fuel-run: error: " << error << '\n';
+    if (Expected<void> written =
+            writeNpyFile(outputs[i], results[i].dtype, results[i].shape, results[i].data);
+        !written) {
+      std::cerr << "fuel-run: error: " << written.error() << '\n';
       return 1;
     }
   }

@@ -38,9 +38,8 @@ int driver::writeOutput(const std::string &output, const std::string &text) {
     std::cout << text;
     return kSuccess;
   }
-  std::string error;
-  if (!writeFileAtomically(output, text, error)) {
-    std::cerr << "fuelc: error: " << error << '\n';
+  if (Expected<void> written = writeFileAtomically(output, text); !written) {
+    std::cerr << "fuelc: error: " << written.error() << '\n';
     return kInputError;
   }
   return kSuccess;

@@ -136,7 +136,7 @@ std::optional<Machine> loadPlanningMachine(const PlanFlags &flags,
 /// The generated kernels plus the manifests under --kernels.
 std::optional<CapsuleRegistry> loadRegistry(const PlanFlags &flags,
                                             DiagnosticEngine &diag) {
-  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  CapsuleRegistry registry = builtinCapsules();
   if (!flags.kernels.empty() &&
       failed(registry.addManifestDirectory(flags.kernels, diag)))
     return std::nullopt;
@@ -234,8 +234,8 @@ void emitPlans(const Compilation &c, const PlanFlags &flags) {
         std::cout << code.ptx;
         continue;
       }
-      for (const CodegenTarget &target : codegenTargets())
-        if (auto it = code.mlir.find(std::string(target.name)); it != code.mlir.end())
+      for (const CodegenTarget *target : codegenTargets())
+        if (auto it = code.mlir.find(std::string(target->name())); it != code.mlir.end())
           std::cout << it->second;
     }
     return;
@@ -382,15 +382,14 @@ int driver::runInspect(const std::string &input, const std::string &section,
                        const DriverOptions &options) {
   DiagnosticEngine diag;
   installRenderer(diag, options);
-  std::string error;
-  std::shared_ptr<const FileBuffer> buffer = FileBuffer::open(input, error);
+  Expected<std::shared_ptr<const FileBuffer>> buffer = FileBuffer::open(input);
   if (!buffer) {
     SourceLocation loc;
     loc.file = input;
-    diag.error(std::move(loc), "cannot read artifact: " + error);
+    diag.error(std::move(loc), "cannot read artifact: " + buffer.error());
     return finishWithErrors(diag, options);
   }
-  std::optional<ArtifactView> artifact = readArtifact(buffer, input, diag);
+  std::optional<ArtifactView> artifact = readArtifact(*buffer, input, diag);
   if (!artifact)
     return finishWithErrors(diag, options);
   if (!section.empty()) {

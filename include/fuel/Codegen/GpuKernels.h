@@ -16,8 +16,9 @@
 #ifndef FUEL_CODEGEN_GPUKERNELS_H
 #define FUEL_CODEGEN_GPUKERNELS_H
 
-#include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/LogicalResult.h"
+#include "fuel/Transforms/KernelSpec.h"
 
 #include <cstdint>
 #include <string>
@@ -72,11 +73,9 @@ struct GpuDialectTarget {
 /// Writes the `gpu.module @kernels` of `kernels` (one gpu.func per generated
 /// dispatch) and describes their dispatches; fails naming the node a GPU
 /// backend cannot generate.
-LogicalResult emitGpuModule(const Graph &graph,
-                            const std::vector<KernelSpec> &kernels,
+LogicalResult emitGpuModule(const Graph &graph, const std::vector<KernelSpec> &kernels,
                             const GpuDialectTarget &target, std::string &module,
-                            std::vector<GpuKernel> &described,
-                            std::string &error);
+                            std::vector<GpuKernel> &described, DiagnosticEngine &diag);
 
 } // namespace fuel
 

@@ -74,13 +74,26 @@ struct Capsule {
   }
 };
 
+/// The kernels a code generation target generates, as the target declares
+/// them (lib/Codegen/<Target>/): the registry gets one capsule
+/// `codegen.<target>.<op>` per op kind the target generates.
+struct GeneratedKernels {
+  std::string_view target;
+  DeviceKind backend;
+  /// The dtypes the target generates `op` for; 0 when it has no kernel.
+  uint32_t (*dtypesFor)(OpKind op);
+  /// Reductions split across threads or blocks (their bits then depend on
+  /// the split).
+  bool parallelReductions = false;
+  ShapePredicate predicate;
+  double efficiency = 0.5;
+};
+
 class CapsuleRegistry {
 public:
-  /// The kernels fuelc itself provides: one generated capsule per op kind
-  /// and backend (x86-64 for cpu, PTX for cuda, SPIR-V for vulkan).
-  static CapsuleRegistry builtin();
-
   void add(Capsule capsule);
+  /// Adds the capsules of a target's generated kernels.
+  void addGenerated(const GeneratedKernels &kernels);
   /// Adds the capsules of a fuel.capsules manifest (docs/capsule-format.md);
   /// each capsule's revision is the SHA-256 of its kernel source files (and
   /// the headers they include), looked up relative to the manifest. Reports
@@ -104,9 +117,8 @@ private:
 /// Whether fuelc runs `kind` as a kernel (views, constants and inputs are not
 /// kernels; they are metadata or data).
 bool isKernelOp(OpKind kind);
-/// Whether fuelc's GPU code generators (SPIR-V, PTX) emit `kind`: every
-/// kernel op but write_slice.
-bool isGpuCodegenOp(OpKind kind);
+/// Whether `kind` is computed with exp, log, tanh, sin, cos or pow.
+bool isTranscendentalOp(OpKind kind);
 
 } // namespace fuel
 

@@ -3,6 +3,7 @@
 #define FUEL_SUPPORT_DTYPE_H
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 
@@ -21,6 +22,14 @@ bool isFloat(DType t);
 bool isInteger(DType t); // Excludes bool.
 bool isSignedInteger(DType t);
 bool isUnsignedInteger(DType t);
+
+/// A set of dtypes as a bit mask (bit i: DType i).
+constexpr uint32_t dtypeMask(std::initializer_list<DType> dtypes) {
+  uint32_t mask = 0;
+  for (DType t : dtypes)
+    mask |= 1u << static_cast<unsigned>(t);
+  return mask;
+}
 
 /// The element of type `t` at `p` (unaligned, little-endian) as a double:
 /// 64-bit integers beyond 2^53 are rounded.

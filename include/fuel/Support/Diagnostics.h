@@ -12,6 +12,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fuel {
@@ -27,6 +28,13 @@ struct SourceLocation {
   std::string pointer;
   std::string node;
 };
+
+/// A location naming only a node (the compiler's passes after import).
+inline SourceLocation nodeLocation(std::string_view node) {
+  SourceLocation loc;
+  loc.node = node;
+  return loc;
+}
 
 struct Diagnostic {
   Severity severity = Severity::Error;

@@ -8,6 +8,8 @@
 #ifndef FUEL_SUPPORT_FILEBUFFER_H
 #define FUEL_SUPPORT_FILEBUFFER_H
 
+#include "fuel/Support/Expected.h"
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -17,12 +19,11 @@ namespace fuel {
 
 class FileBuffer {
 public:
-  /// Maps or reads `path`; on failure returns null and sets `error`. With
-  /// `regularOnly`, devices and pipes are refused (a weight file naming
-  /// /dev/zero must not read forever).
-  static std::shared_ptr<const FileBuffer> open(const std::string &path,
-                                                std::string &error,
-                                                bool regularOnly = false);
+  /// Maps or reads `path`, or says why it cannot. With `regularOnly`,
+  /// devices and pipes are refused (a weight file naming /dev/zero must not
+  /// read forever).
+  static Expected<std::shared_ptr<const FileBuffer>> open(const std::string &path,
+                                                          bool regularOnly = false);
   /// A buffer owning a copy of `bytes` (for inline data and tests).
   static std::shared_ptr<const FileBuffer> fromBytes(std::string bytes);
   /// Bytes [offset, offset + size) of `parent`, sharing its memory (the
@@ -57,9 +58,8 @@ std::shared_ptr<const FileBuffer> openInputFile(const std::string &path,
 
 /// Writes `bytes` to `path` through a temporary file beside it, renamed over
 /// it once complete: a full disk or a kill never leaves a truncated file
-/// (and keeps the old one). False, with the reason in `error`, on failure.
-bool writeFileAtomically(const std::string &path, std::string_view bytes,
-                         std::string &error);
+/// (and keeps the old one). The error names the file.
+Expected<void> writeFileAtomically(const std::string &path, std::string_view bytes);
 
 } // namespace fuel
 

@@ -27,9 +27,9 @@ struct NpyArray {
 };
 
 /// Validates `bytes` as a .npy file (magic, version, header, dtype, C order,
-/// exact data size). On failure returns false with `error` completing the
-/// sentence "'file.npy' ..." (e.g. "is truncated: ...").
-bool parseNpy(std::string_view bytes, NpyArray &out, std::string &error);
+/// exact data size). The error completes the sentence "'file.npy' ..."
+/// (e.g. "is truncated: ...").
+Expected<NpyArray> parseNpy(std::string_view bytes);
 
 /// A version 1 .npy file holding `data` (dense, little-endian).
 std::string writeNpy(DType dtype, const std::vector<int64_t> &shape,
@@ -45,15 +45,14 @@ struct NamedArray {
   }
 };
 
-/// Reads `binding` (`NAME=FILE.npy`); false with a message in `error`. When
-/// `out.path` is empty the argument itself is malformed (a usage error),
-/// otherwise the file is unreadable or not a valid .npy.
-bool readNamedNpy(std::string_view binding, NamedArray &out, std::string &error);
+/// Reads `binding` (`NAME=FILE.npy`) into `out`. On failure with `out.path`
+/// empty the argument itself is malformed (a usage error), otherwise the
+/// file is unreadable or not a valid .npy.
+Expected<void> readNamedNpy(std::string_view binding, NamedArray &out);
 
-/// Writes a .npy file; false with a message in `error`.
-bool writeNpyFile(const std::string &path, DType dtype,
-                  const std::vector<int64_t> &shape, std::string_view data,
-                  std::string &error);
+/// Writes a .npy file; the error names it.
+Expected<void> writeNpyFile(const std::string &path, DType dtype, const std::vector<int64_t> &shape,
+                            std::string_view data);
 
 /// "[2, 3]", for messages.
 std::string formatExtents(const std::vector<int64_t> &shape);

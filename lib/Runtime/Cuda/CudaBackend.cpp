@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -38,20 +39,16 @@ CudaDriver::~CudaDriver() {
     dlclose(library);
 }
 
-std::unique_ptr<CudaDriver> CudaDriver::open(std::string &why) {
+Expected<std::unique_ptr<CudaDriver>> CudaDriver::open() {
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    why = "the CUDA driver (libcuda.so.1) is not installed";
-    return nullptr;
-  }
+  if (!library)
+    return Error{"the CUDA driver (libcuda.so.1) is not installed"};
   auto driver = std::make_unique<CudaDriver>();
   driver->library = library;
-#define FUEL_CUDA_LOAD(name, type)                                             \
+#define FUEL_CUDA_LOAD(name, type)                                                                 \
   driver->name = reinterpret_cast<std::add_pointer_t<type>>(dlsym(library, #name));                \
-  if (!driver->name) {                                                         \
-    why = "the CUDA driver lacks " #name;                                      \
-    return nullptr;                                                            \
-  }
+  if (!driver->name)                                                                               \
+    return Error{"the CUDA driver lacks " #name};
   FUEL_CUDA_FUNCTIONS(FUEL_CUDA_LOAD)
 #undef FUEL_CUDA_LOAD
   return driver;
@@ -81,16 +78,15 @@ struct PreparedLaunch {
 class CudaBackend final : public Backend {
 public:
   ~CudaBackend() override;
-  LogicalResult open(const artifact::Device &info, std::string &why);
+  Expected<void> open(const artifact::Device &info);
 
-  LogicalResult allocateArena(uint64_t bytes, std::string &error) override;
+  Expected<void> allocateArena(uint64_t bytes) override;
   char *arenaBase() override { return reinterpret_cast<char *>(arena); }
   bool isHostMemory() const override { return false; }
-  LogicalResult importConstants(const std::vector<std::string_view> &data,
-                                std::vector<char *> &addresses,
-                                std::string &error) override;
-  LogicalResult loadKernels(std::string_view binary, const artifact::Program &program,
-                            unsigned device, std::string &error) override;
+  Expected<void> importConstants(const std::vector<std::string_view> &data,
+                                 std::vector<char *> &addresses) override;
+  Expected<void> loadKernels(std::string_view binary, const artifact::Program &program,
+                             unsigned device) override;
   void *findKernel(const std::string &symbol) override;
   std::optional<std::string> kernelSignature(const std::string &symbol) override {
     auto *kernel = static_cast<const GpuKernelInfo *>(findKernel(symbol));
@@ -162,20 +158,20 @@ std::string CudaBackend::error() {
   return asyncError;
 }
 
-LogicalResult CudaBackend::open(const artifact::Device &info, std::string &why) {
-  cu = CudaDriver::open(why);
-  if (!cu)
-    return failure();
+Expected<void> CudaBackend::open(const artifact::Device &info) {
+  Expected<std::unique_ptr<CudaDriver>> driver = CudaDriver::open();
+  if (!driver)
+    return Error{driver.error()};
+  cu = std::move(*driver);
   int count = 0;
-  if (cu->cuInit(0) != 0 || cu->cuDeviceGetCount(&count) != 0 || count == 0) {
-    why = "the CUDA driver reports no usable device";
-    return failure();
-  }
-  int index = std::stoi(info.id.substr(info.id.find(':') + 1));
-  if (index >= count) {
-    why = "there are " + std::to_string(count) + " CUDA devices";
-    return failure();
-  }
+  if (cu->cuInit(0) != 0 || cu->cuDeviceGetCount(&count) != 0 || count == 0)
+    return Error{"the CUDA driver reports no usable device"};
+  // The reader checked that the id is `cuda:N`.
+  int index = 0;
+  std::string_view number = std::string_view(info.id).substr(info.id.find(':') + 1);
+  std::from_chars(number.data(), number.data() + number.size(), index);
+  if (index >= count)
+    return Error{"there are " + std::to_string(count) + " CUDA devices"};
   char deviceName[256] = {};
   if (!ok(cu->cuDeviceGet(&device, index), "cuDeviceGet") ||
       !ok(cu->cuDeviceGetName(deviceName, sizeof deviceName - 1, device), "cuDeviceGetName") ||
@@ -184,26 +180,23 @@ LogicalResult CudaBackend::open(const artifact::Device &info, std::string &why) 
       !ok(cu->cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain") ||
       !ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent") ||
       !ok(cu->cuStreamCreate(&stream, 0), "cuStreamCreate")) {
-    why = error();
-    return failure();
+    return Error{error()};
   }
   name = deviceName;
   name += " (compute capability " + std::to_string(major) + "." + std::to_string(minor) + ")";
-  return success();
+  return {};
 }
 
-LogicalResult CudaBackend::allocateArena(uint64_t bytes, std::string &message) {
+Expected<void> CudaBackend::allocateArena(uint64_t bytes) {
   if (!ok(cu->cuMemAlloc_v2(&arena, std::max<uint64_t>(bytes, 256)),
           "allocating a " + std::to_string(bytes) + "-byte arena")) {
-    message = error();
-    return failure();
+    return Error{error()};
   }
-  return success();
+  return {};
 }
 
-LogicalResult CudaBackend::importConstants(const std::vector<std::string_view> &data,
-                                           std::vector<char *> &addresses,
-                                           std::string &message) {
+Expected<void> CudaBackend::importConstants(const std::vector<std::string_view> &data,
+                                            std::vector<char *> &addresses) {
   size_t size = 0;
   std::vector<size_t> offsets;
   for (std::string_view d : data) {
@@ -211,58 +204,50 @@ LogicalResult CudaBackend::importConstants(const std::vector<std::string_view> &
     size = (size + d.size() + 255) / 256 * 256;
   }
   if (data.empty())
-    return success();
-  if (!ok(cu->cuMemAlloc_v2(&constants, size), "allocating constants")) {
-    message = error();
-    return failure();
-  }
+    return {};
+  if (!ok(cu->cuMemAlloc_v2(&constants, size), "allocating constants"))
+    return Error{error()};
   for (size_t i = 0; i < data.size(); ++i) {
     addresses.push_back(reinterpret_cast<char *>(constants + offsets[i]));
     upload(addresses.back(), data[i].data(), data[i].size());
   }
   wait();
-  message = error();
-  return message.empty() ? success() : failure();
+  if (std::string failure = error(); !failure.empty())
+    return Error{failure};
+  return {};
 }
 
-LogicalResult CudaBackend::loadKernels(std::string_view binary,
-                                       const artifact::Program &program, unsigned deviceIndex,
-                                       std::string &message) {
-  std::string target;
+Expected<void> CudaBackend::loadKernels(std::string_view binary, const artifact::Program &program,
+                                        unsigned deviceIndex) {
+  json j = json::parse(binary, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || jsonMember<std::string>(j, "format") != "fuel.ptx-kernels" ||
+      jsonMember<int>(j, "version") != 1)
+    return Error{"the PTX kernel section is not fuel.ptx-kernels version 1"};
+  std::string target = jsonMember<std::string>(j, "target").value_or("");
+  if (!j.contains("modules") || !j["modules"].is_array() || !j.contains("kernels"))
+    return Error{"the PTX kernel section lacks 'modules' or 'kernels'"};
   std::vector<std::pair<std::string, std::string>> ptx; // Name, text.
-  try {
-    json j = json::parse(binary);
-    if (j.at("format") != "fuel.ptx-kernels" || j.at("version") != 1) {
-      message = "the PTX kernel section is not fuel.ptx-kernels version 1";
-      return failure();
-    }
-    target = j.at("target");
-    for (const json &m : j.at("modules"))
-      ptx.emplace_back(m.at("name"), m.at("ptx"));
-    if (failed(readGpuKernels(j.at("kernels"), ptx.size(), kernels, message))) {
-      message = "the PTX kernel section: " + message;
-      return failure();
-    }
-  } catch (const json::exception &e) {
-    message = std::string("the PTX kernel section is malformed: ") + e.what();
-    return failure();
+  for (const json &m : j["modules"]) {
+    std::optional<std::string> moduleName = jsonMember<std::string>(m, "name");
+    std::optional<std::string> text = jsonMember<std::string>(m, "ptx");
+    if (!moduleName || !text)
+      return Error{"the PTX kernel section has a module without 'name' and 'ptx' strings"};
+    ptx.emplace_back(std::move(*moduleName), std::move(*text));
   }
+  if (Expected<void> read = readGpuKernels(j["kernels"], ptx.size(), kernels); !read)
+    return Error{"the PTX kernel section: " + read.error()};
   int wanted = target.size() > 3 ? std::atoi(target.c_str() + 3) : 0;
-  if (major * 10 + minor < wanted) {
-    message = "the kernels are PTX for " + target + ", and " + name + " is older";
-    return failure();
-  }
+  if (major * 10 + minor < wanted)
+    return Error{"the kernels are PTX for " + target + ", and " + name + " is older"};
   for (const auto &[moduleName, text] : ptx) {
     char log[8192] = {};
     int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
     void *values[] = {log, reinterpret_cast<void *>(sizeof log - 1)};
     CUmodule module = nullptr;
     CUresult loaded = cu->cuModuleLoadDataEx(&module, text.c_str(), 2, options, values);
-    if (loaded != 0) {
-      message = "the driver cannot compile PTX module '" + moduleName + "' (" +
-                cu->errorName(loaded) + "): " + log;
-      return failure();
-    }
+    if (loaded != 0)
+      return Error{"the driver cannot compile PTX module '" + moduleName + "' (" +
+                   cu->errorName(loaded) + "): " + log};
     modules.push_back(module);
   }
   for (const GpuKernelInfo &k : kernels)
@@ -275,16 +260,14 @@ LogicalResult CudaBackend::loadKernels(std::string_view binary,
     auto it = bySymbol.find(info.symbol);
     if (info.device != deviceIndex || it == bySymbol.end())
       continue;
-    if (failed(checkGpuKernel(*it->second, info, message)))
-      return failure();
+    if (Expected<void> checked = checkGpuKernel(*it->second, info); !checked)
+      return checked;
     kernelInfo[k] = &info;
     for (const GpuDispatchInfo &d : it->second->dispatches) {
       PreparedLaunch p;
       p.dispatch = &d;
-      if (cu->cuModuleGetFunction(&p.function, modules[d.module], d.entry.c_str()) != 0) {
-        message = "the PTX has no entry point '" + d.entry + "'";
-        return failure();
-      }
+      if (cu->cuModuleGetFunction(&p.function, modules[d.module], d.entry.c_str()) != 0)
+        return Error{"the PTX has no entry point '" + d.entry + "'"};
       p.paramsOffset = paramsBytes;
       p.paramsBytes = parameterWords(d, info) * 4;
       paramsBytes += (p.paramsBytes + 255) / 256 * 256;
@@ -295,10 +278,9 @@ LogicalResult CudaBackend::loadKernels(std::string_view binary,
       (!ok(cu->cuMemAlloc_v2(&params, paramsBytes), "allocating parameters") ||
        !ok(cu->cuMemAllocHost_v2(reinterpret_cast<void **>(&hostParams), paramsBytes),
            "allocating pinned parameters"))) {
-    message = error();
-    return failure();
+    return Error{error()};
   }
-  return success();
+  return {};
 }
 
 void *CudaBackend::findKernel(const std::string &symbol) {
@@ -412,10 +394,9 @@ void CudaBackend::wait() {
   stagingUsed = 0;
 }
 
-std::unique_ptr<Backend> runtime::createCudaBackend(const artifact::Device &device,
-                                                    std::string &why) {
+Expected<std::unique_ptr<Backend>> runtime::createCudaBackend(const artifact::Device &device) {
   auto backend = std::make_unique<CudaBackend>();
-  if (failed(backend->open(device, why)))
-    return nullptr;
-  return backend;
+  if (Expected<void> opened = backend->open(device); !opened)
+    return Error{opened.error()};
+  return std::unique_ptr<Backend>(std::move(backend));
 }

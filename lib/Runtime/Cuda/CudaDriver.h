@@ -9,6 +9,8 @@
 #ifndef FUEL_LIB_RUNTIME_CUDA_CUDADRIVER_H
 #define FUEL_LIB_RUNTIME_CUDA_CUDADRIVER_H
 
+#include "fuel/Support/Expected.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -63,8 +65,8 @@ struct CudaDriver {
 #undef FUEL_CUDA_MEMBER
 
   ~CudaDriver();
-  /// Opens the driver; nullptr with the reason when there is none.
-  static std::unique_ptr<CudaDriver> open(std::string &why);
+  /// Opens the driver, or says why there is none.
+  static Expected<std::unique_ptr<CudaDriver>> open();
   /// "CUDA_ERROR_OUT_OF_MEMORY" for error messages.
   std::string errorName(CUresult result) const;
 

@@ -30,8 +30,7 @@ struct SpirvSection {
   std::vector<GpuKernelInfo> kernels;
 };
 
-LogicalResult readSpirvSection(std::string_view text, SpirvSection &section,
-                               std::string &error);
+Expected<void> readSpirvSection(std::string_view text, SpirvSection &section);
 
 } // namespace fuel::runtime
 

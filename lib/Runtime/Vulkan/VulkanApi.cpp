@@ -12,39 +12,30 @@ VulkanApi::~VulkanApi() {
     dlclose(library);
 }
 
-std::unique_ptr<VulkanApi> VulkanApi::open(std::string &why) {
+Expected<std::unique_ptr<VulkanApi>> VulkanApi::open() {
   void *library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    why = "the Vulkan loader (libvulkan.so.1) is not installed";
-    return nullptr;
-  }
+  if (!library)
+    return Error{"the Vulkan loader (libvulkan.so.1) is not installed"};
   auto api = std::make_unique<VulkanApi>();
   api->library = library;
   api->vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
       dlsym(library, "vkGetInstanceProcAddr"));
-  if (!api->vkGetInstanceProcAddr) {
-    why = "libvulkan.so.1 has no vkGetInstanceProcAddr";
-    return nullptr;
-  }
-#define FUEL_VULKAN_LOAD(name)                                                 \
-  api->name = reinterpret_cast<PFN_##name>(                                    \
-      api->vkGetInstanceProcAddr(nullptr, #name));                             \
-  if (!api->name) {                                                            \
-    why = "the Vulkan loader lacks " #name;                                    \
-    return nullptr;                                                            \
-  }
+  if (!api->vkGetInstanceProcAddr)
+    return Error{"libvulkan.so.1 has no vkGetInstanceProcAddr"};
+#define FUEL_VULKAN_LOAD(name)                                                                     \
+  api->name = reinterpret_cast<PFN_##name>(api->vkGetInstanceProcAddr(nullptr, #name));            \
+  if (!api->name)                                                                                  \
+    return Error{"the Vulkan loader lacks " #name};
   FUEL_VULKAN_GLOBAL_FUNCTIONS(FUEL_VULKAN_LOAD)
 #undef FUEL_VULKAN_LOAD
   return api;
 }
 
-bool VulkanApi::loadInstance(VkInstance instance, std::string &why) {
-#define FUEL_VULKAN_LOAD(name)                                                 \
-  name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name)); \
-  if (!name) {                                                                 \
-    why = "the Vulkan instance lacks " #name;                                  \
-    return false;                                                              \
-  }
+Expected<void> VulkanApi::loadInstance(VkInstance instance) {
+#define FUEL_VULKAN_LOAD(name)                                                                     \
+  name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name));                     \
+  if (!name)                                                                                       \
+    return Error{"the Vulkan instance lacks " #name};
   FUEL_VULKAN_INSTANCE_FUNCTIONS(FUEL_VULKAN_LOAD)
 #undef FUEL_VULKAN_LOAD
   // Optional: present with the validation layers' debug-utils extension.
@@ -52,19 +43,17 @@ bool VulkanApi::loadInstance(VkInstance instance, std::string &why) {
       vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
   vkDestroyDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
       vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
-  return true;
+  return {};
 }
 
-bool VulkanApi::loadDevice(VkDevice device, std::string &why) {
-#define FUEL_VULKAN_LOAD(name)                                                 \
-  name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name));     \
-  if (!name) {                                                                 \
-    why = "the Vulkan device lacks " #name;                                    \
-    return false;                                                              \
-  }
+Expected<void> VulkanApi::loadDevice(VkDevice device) {
+#define FUEL_VULKAN_LOAD(name)                                                                     \
+  name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name));                         \
+  if (!name)                                                                                       \
+    return Error{"the Vulkan device lacks " #name};
   FUEL_VULKAN_DEVICE_FUNCTIONS(FUEL_VULKAN_LOAD)
 #undef FUEL_VULKAN_LOAD
-  return true;
+  return {};
 }
 
 const char *runtime::vulkanResultName(VkResult result) {

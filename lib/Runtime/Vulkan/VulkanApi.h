@@ -11,6 +11,8 @@
 #define FUEL_LIB_RUNTIME_VULKAN_VULKANAPI_H
 
 #define VK_NO_PROTOTYPES
+#include "fuel/Support/Expected.h"
+
 #include <vulkan/vulkan.h>
 
 #include <memory>
@@ -91,11 +93,11 @@ struct VulkanApi {
   PFN_vkGetCalibratedTimestampsEXT vkGetCalibratedTimestampsEXT = nullptr;
 
   ~VulkanApi();
-  /// Opens the loader; nullptr with the reason when there is none.
-  static std::unique_ptr<VulkanApi> open(std::string &why);
+  /// Opens the loader, or says why there is none.
+  static Expected<std::unique_ptr<VulkanApi>> open();
   /// Resolves the instance-level (then device-level) entry points.
-  bool loadInstance(VkInstance instance, std::string &why);
-  bool loadDevice(VkDevice device, std::string &why);
+  Expected<void> loadInstance(VkInstance instance);
+  Expected<void> loadDevice(VkDevice device);
 
 private:
   void *library = nullptr;

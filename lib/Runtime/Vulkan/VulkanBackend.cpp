@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -84,16 +85,15 @@ printValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT,
 class VulkanBackend final : public Backend {
 public:
   ~VulkanBackend() override;
-  LogicalResult open(const artifact::Device &info, std::string &why);
+  Expected<void> open(const artifact::Device &info);
 
-  LogicalResult allocateArena(uint64_t bytes, std::string &error) override;
+  Expected<void> allocateArena(uint64_t bytes) override;
   char *arenaBase() override { return base; }
   bool isHostMemory() const override { return false; }
-  LogicalResult importConstants(const std::vector<std::string_view> &data,
-                                std::vector<char *> &addresses,
-                                std::string &error) override;
-  LogicalResult loadKernels(std::string_view binary, const artifact::Program &program,
-                            unsigned device, std::string &error) override;
+  Expected<void> importConstants(const std::vector<std::string_view> &data,
+                                 std::vector<char *> &addresses) override;
+  Expected<void> loadKernels(std::string_view binary, const artifact::Program &program,
+                             unsigned device) override;
   void *findKernel(const std::string &symbol) override;
   std::optional<std::string> kernelSignature(const std::string &symbol) override {
     auto *kernel = static_cast<const GpuKernelInfo *>(findKernel(symbol));
@@ -111,10 +111,10 @@ public:
   std::string error() override;
 
 private:
-  LogicalResult check(VkResult result, const char *what, std::string &error);
+  /// Nothing when `result` is VK_SUCCESS, else an error naming `what`.
+  static Expected<void> check(VkResult result, const std::string &what);
   void fail(std::string message);
-  LogicalResult createBuffer(uint64_t size, bool hostVisible, Allocation &out,
-                             std::string &error);
+  Expected<void> createBuffer(uint64_t size, bool hostVisible, Allocation &out);
   void destroy(Allocation &a);
   /// The buffer holding device address `address`, and the byte offset.
   const Allocation *resolve(const char *address, uint64_t &offset) const;
@@ -208,12 +208,10 @@ VulkanBackend::~VulkanBackend() {
     munmap(base, kReservedBytes);
 }
 
-LogicalResult VulkanBackend::check(VkResult result, const char *what,
-                                   std::string &error) {
+Expected<void> VulkanBackend::check(VkResult result, const std::string &what) {
   if (result == VK_SUCCESS)
-    return success();
-  error = std::string(what) + " failed: " + vulkanResultName(result);
-  return failure();
+    return {};
+  return Error{what + " failed: " + vulkanResultName(result)};
 }
 
 void VulkanBackend::fail(std::string message) {
@@ -249,10 +247,11 @@ static std::string firstWord(std::string_view name) {
   return out;
 }
 
-LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why) {
-  vk = VulkanApi::open(why);
-  if (!vk)
-    return failure();
+Expected<void> VulkanBackend::open(const artifact::Device &info) {
+  Expected<std::unique_ptr<VulkanApi>> api = VulkanApi::open();
+  if (!api)
+    return Error{api.error()};
+  vk = std::move(*api);
   const char *validation = std::getenv("FUEL_VULKAN_VALIDATION");
   bool validate = validation && std::string(validation) == "1" && hasValidationLayer(*vk);
   auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
@@ -269,13 +268,12 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
     create.ppEnabledExtensionNames = &extension;
   }
   VkResult created = vk->vkCreateInstance(&create, nullptr, &instance);
-  if (created == VK_ERROR_INCOMPATIBLE_DRIVER) {
-    why = "no Vulkan driver is installed (the loader found no ICD)";
-    return failure();
-  }
-  if (failed(check(created, "creating a Vulkan instance", why)) ||
-      !vk->loadInstance(instance, why))
-    return failure();
+  if (created == VK_ERROR_INCOMPATIBLE_DRIVER)
+    return Error{"no Vulkan driver is installed (the loader found no ICD)"};
+  if (Expected<void> checked = check(created, "creating a Vulkan instance"); !checked)
+    return checked;
+  if (Expected<void> loaded = vk->loadInstance(instance); !loaded)
+    return loaded;
   if (validate && vk->vkCreateDebugUtilsMessengerEXT) {
     auto m = make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
     m.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
@@ -290,13 +288,14 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
   vk->vkEnumeratePhysicalDevices(instance, &count, nullptr);
   std::vector<VkPhysicalDevice> devices(count);
   vk->vkEnumeratePhysicalDevices(instance, &count, devices.data());
-  if (devices.empty()) {
-    why = "no Vulkan device (the loader found no driver)";
-    return failure();
-  }
+  if (devices.empty())
+    return Error{"no Vulkan device (the loader found no driver)"};
   // The device the machine description names, else vulkan:N's N-th.
   std::string wanted = firstWord(info.name);
-  size_t index = std::stoul(info.id.substr(info.id.find(':') + 1));
+  // The reader checked that the id is `vulkan:N`.
+  size_t index = 0;
+  std::string_view number = std::string_view(info.id).substr(info.id.find(':') + 1);
+  std::from_chars(number.data(), number.data() + number.size(), index);
   for (VkPhysicalDevice d : devices) {
     VkPhysicalDeviceProperties p;
     vk->vkGetPhysicalDeviceProperties(d, &p);
@@ -306,11 +305,9 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
     }
   }
   if (!physical) {
-    if (index >= devices.size()) {
-      why = "there are " + std::to_string(devices.size()) +
-            " Vulkan devices and none is named like '" + info.name + "'";
-      return failure();
-    }
+    if (index >= devices.size())
+      return Error{"there are " + std::to_string(devices.size()) +
+                   " Vulkan devices and none is named like '" + info.name + "'"};
     physical = devices[index];
   }
   vk->vkGetPhysicalDeviceProperties(physical, &properties);
@@ -339,10 +336,8 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
                               [](const VkQueueFamilyProperties &f) {
                                 return f.queueFlags & VK_QUEUE_COMPUTE_BIT;
                               });
-  if (compute == familyList.end()) {
-    why = std::string(properties.deviceName) + " has no compute queue";
-    return failure();
-  }
+  if (compute == familyList.end())
+    return Error{std::string(properties.deviceName) + " has no compute queue"};
   queueFamily = static_cast<uint32_t>(compute - familyList.begin());
   timestampBits = compute->timestampValidBits;
   float priority = 1;
@@ -387,10 +382,12 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
     deviceInfo.enabledExtensionCount = 1;
     deviceInfo.ppEnabledExtensionNames = &calibration;
   }
-  if (failed(check(vk->vkCreateDevice(physical, &deviceInfo, nullptr, &device),
-                   "creating the Vulkan device", why)) ||
-      !vk->loadDevice(device, why))
-    return failure();
+  if (Expected<void> created = check(vk->vkCreateDevice(physical, &deviceInfo, nullptr, &device),
+                                     "creating the Vulkan device");
+      !created)
+    return created;
+  if (Expected<void> loaded = vk->loadDevice(device); !loaded)
+    return loaded;
   if (calibrated)
     vk->vkGetCalibratedTimestampsEXT = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
         vk->vkGetDeviceProcAddr(device, "vkGetCalibratedTimestampsEXT"));
@@ -398,30 +395,30 @@ LogicalResult VulkanBackend::open(const artifact::Device &info, std::string &why
   auto poolInfo = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   poolInfo.queueFamilyIndex = queueFamily;
-  if (failed(check(vk->vkCreateCommandPool(device, &poolInfo, nullptr, &commandPool),
-                   "creating a command pool", why)))
-    return failure();
+  if (Expected<void> created =
+          check(vk->vkCreateCommandPool(device, &poolInfo, nullptr, &commandPool),
+                "creating a command pool");
+      !created)
+    return created;
   void *reserved = mmap(nullptr, kReservedBytes, PROT_NONE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (reserved == MAP_FAILED) {
-    why = "cannot reserve address space for the device's memory";
-    return failure();
-  }
+  if (reserved == MAP_FAILED)
+    return Error{"cannot reserve address space for the device's memory"};
   base = static_cast<char *>(reserved);
-  return success();
+  return {};
 }
 
-LogicalResult VulkanBackend::createBuffer(uint64_t size, bool hostVisible,
-                                          Allocation &out, std::string &error) {
+Expected<void> VulkanBackend::createBuffer(uint64_t size, bool hostVisible, Allocation &out) {
   out.size = std::max<uint64_t>(size, 256);
   auto info = make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
   info.size = out.size;
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (failed(check(vk->vkCreateBuffer(device, &info, nullptr, &out.buffer),
-                   "creating a buffer", error)))
-    return failure();
+  if (Expected<void> created =
+          check(vk->vkCreateBuffer(device, &info, nullptr, &out.buffer), "creating a buffer");
+      !created)
+    return created;
   VkMemoryRequirements req;
   vk->vkGetBufferMemoryRequirements(device, out.buffer, &req);
   VkMemoryPropertyFlags wanted =
@@ -432,27 +429,29 @@ LogicalResult VulkanBackend::createBuffer(uint64_t size, bool hostVisible,
     if ((req.memoryTypeBits & (1u << t)) &&
         (memoryProperties.memoryTypes[t].propertyFlags & wanted) == wanted)
       type = t;
-  if (!type) {
-    error = std::string("no ") + (hostVisible ? "host-visible" : "device-local") +
-            " memory type for a buffer";
-    return failure();
-  }
+  if (!type)
+    return Error{std::string("no ") + (hostVisible ? "host-visible" : "device-local") +
+                 " memory type for a buffer"};
   auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = *type;
-  if (failed(check(vk->vkAllocateMemory(device, &alloc, nullptr, &out.memory),
-                   ("allocating " + std::to_string(size) + " bytes").c_str(), error)) ||
-      failed(check(vk->vkBindBufferMemory(device, out.buffer, out.memory, 0),
-                   "binding buffer memory", error)))
-    return failure();
+  if (Expected<void> allocated = check(vk->vkAllocateMemory(device, &alloc, nullptr, &out.memory),
+                                       "allocating " + std::to_string(size) + " bytes");
+      !allocated)
+    return allocated;
+  if (Expected<void> bound =
+          check(vk->vkBindBufferMemory(device, out.buffer, out.memory, 0), "binding buffer memory");
+      !bound)
+    return bound;
   if (hostVisible) {
     void *mapped = nullptr;
-    if (failed(check(vk->vkMapMemory(device, out.memory, 0, VK_WHOLE_SIZE, 0, &mapped),
-                     "mapping memory", error)))
-      return failure();
+    if (Expected<void> mapping = check(
+            vk->vkMapMemory(device, out.memory, 0, VK_WHOLE_SIZE, 0, &mapped), "mapping memory");
+        !mapping)
+      return mapping;
     out.mapped = static_cast<char *>(mapped);
   }
-  return success();
+  return {};
 }
 
 void VulkanBackend::destroy(Allocation &a) {
@@ -463,17 +462,16 @@ void VulkanBackend::destroy(Allocation &a) {
   a = Allocation{};
 }
 
-LogicalResult VulkanBackend::allocateArena(uint64_t bytes, std::string &error) {
-  if (failed(createBuffer(bytes, false, arena, error)))
-    return failure();
+Expected<void> VulkanBackend::allocateArena(uint64_t bytes) {
+  if (Expected<void> created = createBuffer(bytes, false, arena); !created)
+    return created;
   uint64_t align = properties.limits.minStorageBufferOffsetAlignment;
   constantsAt = (arena.size + align - 1) / align * align;
-  return success();
+  return {};
 }
 
-LogicalResult VulkanBackend::importConstants(const std::vector<std::string_view> &data,
-                                             std::vector<char *> &addresses,
-                                             std::string &error) {
+Expected<void> VulkanBackend::importConstants(const std::vector<std::string_view> &data,
+                                              std::vector<char *> &addresses) {
   uint64_t align = std::max<uint64_t>(properties.limits.minStorageBufferOffsetAlignment, 16);
   uint64_t size = 0;
   std::vector<uint64_t> offsets;
@@ -482,15 +480,15 @@ LogicalResult VulkanBackend::importConstants(const std::vector<std::string_view>
     size = (size + d.size() + align - 1) / align * align;
   }
   if (data.empty())
-    return success();
-  if (failed(createBuffer(size, false, constants, error)))
-    return failure();
+    return {};
+  if (Expected<void> created = createBuffer(size, false, constants); !created)
+    return created;
   for (size_t i = 0; i < data.size(); ++i) {
     addresses.push_back(base + constantsAt + offsets[i]);
     upload(addresses.back(), data[i].data(), data[i].size());
   }
   wait();
-  return success();
+  return {};
 }
 
 const Allocation *VulkanBackend::resolve(const char *address,
@@ -533,28 +531,23 @@ const char *VulkanBackend::missingFeature(uint32_t cap) const {
   }
 }
 
-LogicalResult VulkanBackend::loadKernels(std::string_view binary,
-                                         const artifact::Program &program,
-                                         unsigned deviceIndex,
-                                         std::string &error) {
-  if (failed(readSpirvSection(binary, section, error))) {
-    error = "the SPIR-V kernel section " + error;
-    return failure();
-  }
+Expected<void> VulkanBackend::loadKernels(std::string_view binary, const artifact::Program &program,
+                                          unsigned deviceIndex) {
+  if (Expected<void> read = readSpirvSection(binary, section); !read)
+    return Error{"the SPIR-V kernel section " + read.error()};
   for (const SpirvModule &m : section.modules) {
     for (uint32_t cap : m.capabilities)
-      if (const char *feature = missingFeature(cap)) {
-        error = "SPIR-V module '" + m.name + "' needs " + feature + ", which " +
-                properties.deviceName + " lacks";
-        return failure();
-      }
+      if (const char *feature = missingFeature(cap))
+        return Error{"SPIR-V module '" + m.name + "' needs " + feature + ", which " +
+                     properties.deviceName + " lacks"};
     auto info = make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
     info.codeSize = m.words.size() * 4;
     info.pCode = m.words.data();
     VkShaderModule module;
-    if (failed(check(vk->vkCreateShaderModule(device, &info, nullptr, &module),
-                     ("creating shader module '" + m.name + "'").c_str(), error)))
-      return failure();
+    if (Expected<void> created = check(vk->vkCreateShaderModule(device, &info, nullptr, &module),
+                                       "creating shader module '" + m.name + "'");
+        !created)
+      return created;
     modules.push_back(module);
   }
   for (const GpuKernelInfo &k : section.kernels)
@@ -572,25 +565,21 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
     if (info.device != deviceIndex || it == kernelsBySymbol.end())
       continue;
     kernelInfo[k] = &info;
-    if (failed(checkGpuKernel(*it->second, info, error)))
-      return failure();
+    if (Expected<void> checked = checkGpuKernel(*it->second, info); !checked)
+      return checked;
     // A storage buffer binding reaches at most maxStorageBufferRange bytes.
     for (const artifact::KernelArg &arg : info.args)
       if (arg.tensor.storage == artifact::StorageKind::Buffer &&
-          program.buffers[arg.tensor.index].size > properties.limits.maxStorageBufferRange) {
-        error = "kernel '" + info.symbol + "' reads a " +
-                std::to_string(program.buffers[arg.tensor.index].size) + "-byte buffer; " +
-                properties.deviceName + " binds at most " +
-                std::to_string(properties.limits.maxStorageBufferRange) + " bytes";
-        return failure();
-      }
+          program.buffers[arg.tensor.index].size > properties.limits.maxStorageBufferRange)
+        return Error{"kernel '" + info.symbol + "' reads a " +
+                     std::to_string(program.buffers[arg.tensor.index].size) + "-byte buffer; " +
+                     properties.deviceName + " binds at most " +
+                     std::to_string(properties.limits.maxStorageBufferRange) + " bytes"};
     for (const GpuDispatchInfo &d : it->second->dispatches) {
       if (d.workgroupSize > properties.limits.maxComputeWorkGroupInvocations ||
-          d.workgroupSize > properties.limits.maxComputeWorkGroupSize[0]) {
-        error = "kernel '" + info.symbol + "' needs workgroups of " +
-                std::to_string(d.workgroupSize) + " threads";
-        return failure();
-      }
+          d.workgroupSize > properties.limits.maxComputeWorkGroupSize[0])
+        return Error{"kernel '" + info.symbol + "' needs workgroups of " +
+                     std::to_string(d.workgroupSize) + " threads"};
       PreparedDispatch p;
       p.dispatch = &d;
       p.paramsOffset = paramsBytes;
@@ -602,17 +591,19 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
     }
   }
   if (sets == 0)
-    return success();
-  if (failed(createBuffer(paramsBytes, true, params, error)))
-    return failure();
+    return {};
+  if (Expected<void> created = createBuffer(paramsBytes, true, params); !created)
+    return created;
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
   auto poolInfo = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
   poolInfo.maxSets = sets;
   poolInfo.poolSizeCount = 1;
   poolInfo.pPoolSizes = &size;
-  if (failed(check(vk->vkCreateDescriptorPool(device, &poolInfo, nullptr, &descriptorPool),
-                   "creating a descriptor pool", error)))
-    return failure();
+  if (Expected<void> created =
+          check(vk->vkCreateDescriptorPool(device, &poolInfo, nullptr, &descriptorPool),
+                "creating a descriptor pool");
+      !created)
+    return created;
   for (std::vector<PreparedDispatch> &kernel : prepared)
     for (PreparedDispatch &p : kernel) {
       size_t bindings = p.dispatch->args.size() + 1;
@@ -628,23 +619,28 @@ LogicalResult VulkanBackend::loadKernels(std::string_view binary,
         auto layoutInfo = make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
         layoutInfo.setLayoutCount = 1;
         layoutInfo.pSetLayouts = &setLayout;
-        if (failed(check(vk->vkCreateDescriptorSetLayout(device, &info, nullptr, &setLayout),
-                         "creating a descriptor set layout", error)) ||
-            failed(check(vk->vkCreatePipelineLayout(device, &layoutInfo, nullptr,
-                                                    &pipelineLayouts[bindings]),
-                         "creating a pipeline layout", error)))
-          return failure();
+        if (Expected<void> created =
+                check(vk->vkCreateDescriptorSetLayout(device, &info, nullptr, &setLayout),
+                      "creating a descriptor set layout");
+            !created)
+          return created;
+        if (Expected<void> created = check(vk->vkCreatePipelineLayout(device, &layoutInfo, nullptr,
+                                                                      &pipelineLayouts[bindings]),
+                                           "creating a pipeline layout");
+            !created)
+          return created;
       }
       p.layout = pipelineLayouts[bindings];
       auto alloc = make<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
       alloc.descriptorPool = descriptorPool;
       alloc.descriptorSetCount = 1;
       alloc.pSetLayouts = &setLayout;
-      if (failed(check(vk->vkAllocateDescriptorSets(device, &alloc, &p.set),
-                       "allocating descriptor sets", error)))
-        return failure();
+      if (Expected<void> allocated = check(vk->vkAllocateDescriptorSets(device, &alloc, &p.set),
+                                           "allocating descriptor sets");
+          !allocated)
+        return allocated;
     }
-  return success();
+  return {};
 }
 
 void *VulkanBackend::findKernel(const std::string &symbol) {
@@ -664,11 +660,11 @@ VkPipeline VulkanBackend::pipelineFor(const GpuDispatchInfo &d, VkPipelineLayout
   info.stage.module = modules[d.module];
   info.stage.pName = d.entry.c_str();
   info.layout = layout;
-  std::string error;
-  if (failed(check(vk->vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info,
-                                                nullptr, &pipeline),
-                   ("creating the pipeline of '" + d.entry + "'").c_str(), error)))
-    fail(error);
+  if (Expected<void> created =
+          check(vk->vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline),
+                "creating the pipeline of '" + d.entry + "'");
+      !created)
+    fail(created.error());
   return pipeline;
 }
 
@@ -735,12 +731,12 @@ VkCommandBuffer VulkanBackend::recording() {
     alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     alloc.commandBufferCount = 1;
     auto fence = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
-    std::string error;
-    if (failed(check(vk->vkAllocateCommandBuffers(device, &alloc, &b.commands),
-                     "allocating a command buffer", error)) ||
-        failed(check(vk->vkCreateFence(device, &fence, nullptr, &b.fence),
-                     "creating a fence", error))) {
-      fail(error);
+    Expected<void> created = check(vk->vkAllocateCommandBuffers(device, &alloc, &b.commands),
+                                   "allocating a command buffer");
+    if (created)
+      created = check(vk->vkCreateFence(device, &fence, nullptr, &b.fence), "creating a fence");
+    if (!created) {
+      fail(created.error());
       return VK_NULL_HANDLE;
     }
     batches.push_back(b);
@@ -770,10 +766,10 @@ void VulkanBackend::submit() {
   auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   info.commandBufferCount = 1;
   info.pCommandBuffers = &current->commands;
-  std::string error;
-  if (failed(check(vk->vkQueueSubmit(queue, 1, &info, current->fence),
-                   "submitting work", error)))
-    fail(error);
+  if (Expected<void> submitted =
+          check(vk->vkQueueSubmit(queue, 1, &info, current->fence), "submitting work");
+      !submitted)
+    fail(submitted.error());
   current->inFlight = true;
   current = nullptr;
 }
@@ -785,10 +781,10 @@ void VulkanBackend::wait() {
   for (Batch &b : batches) {
     if (!b.inFlight)
       continue;
-    std::string error;
-    if (failed(check(vk->vkWaitForFences(device, 1, &b.fence, VK_TRUE, UINT64_MAX),
-                     "waiting for the device", error)))
-      fail(error);
+    if (Expected<void> waited = check(vk->vkWaitForFences(device, 1, &b.fence, VK_TRUE, UINT64_MAX),
+                                      "waiting for the device");
+        !waited)
+      fail(waited.error());
     vk->vkResetFences(device, 1, &b.fence);
     b.inFlight = false;
   }
@@ -836,9 +832,8 @@ bool VulkanBackend::startDeviceTiming() {
   auto info = make<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
   info.queryType = VK_QUERY_TYPE_TIMESTAMP;
   info.queryCount = queryCapacity;
-  std::string error;
-  if (failed(check(vk->vkCreateQueryPool(device, &info, nullptr, &queries),
-                   "creating a timestamp query pool", error))) {
+  // Without a query pool the session times launches from the host.
+  if (vk->vkCreateQueryPool(device, &info, nullptr, &queries) != VK_SUCCESS) {
     queries = VK_NULL_HANDLE;
     return false;
   }
@@ -855,15 +850,16 @@ void VulkanBackend::readTimestamps() {
   domains[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
   domains[1].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT; // std::steady_clock's.
   uint64_t now[2], deviation = 0;
-  std::string error;
-  if (failed(check(vk->vkGetQueryPoolResults(device, queries, 0,
-                                             static_cast<uint32_t>(ticks.size()),
-                                             ticks.size() * 8, ticks.data(), 8,
-                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-                   "reading timestamps", error)) ||
-      failed(check(vk->vkGetCalibratedTimestampsEXT(device, 2, domains, now, &deviation),
-                   "calibrating timestamps", error))) {
-    fail(error);
+  Expected<void> read =
+      check(vk->vkGetQueryPoolResults(device, queries, 0, static_cast<uint32_t>(ticks.size()),
+                                      ticks.size() * 8, ticks.data(), 8,
+                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+            "reading timestamps");
+  if (read)
+    read = check(vk->vkGetCalibratedTimestampsEXT(device, 2, domains, now, &deviation),
+                 "calibrating timestamps");
+  if (!read) {
+    fail(read.error());
     timedKernels.clear();
     return;
   }
@@ -886,10 +882,10 @@ char *VulkanBackend::stage(size_t bytes, uint64_t &offset) {
     at = 0;
     if (bytes > staging.size) {
       destroy(staging);
-      std::string error;
-      if (failed(createBuffer(std::max<uint64_t>(bytes, uint64_t(1) << 20), true,
-                              staging, error))) {
-        fail(error);
+      if (Expected<void> created =
+              createBuffer(std::max<uint64_t>(bytes, uint64_t(1) << 20), true, staging);
+          !created) {
+        fail(created.error());
         return nullptr;
       }
     }
@@ -938,10 +934,9 @@ void VulkanBackend::download(char *to, const char *from, size_t bytes) {
     std::memcpy(to, staged, bytes);
 }
 
-std::unique_ptr<Backend> runtime::createVulkanBackend(const artifact::Device &device,
-                                                      std::string &why) {
+Expected<std::unique_ptr<Backend>> runtime::createVulkanBackend(const artifact::Device &device) {
   auto backend = std::make_unique<VulkanBackend>();
-  if (failed(backend->open(device, why)))
-    return nullptr;
-  return backend;
+  if (Expected<void> opened = backend->open(device); !opened)
+    return Error{opened.error()};
+  return std::unique_ptr<Backend>(std::move(backend));
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuel/Compiler/Pipeline.h"
+#include "fuel/Codegen/TargetKernels.h"
 
 #include <catch2/catch.hpp>
 
@@ -16,7 +17,7 @@ namespace {
 struct Fixture {
   DiagnosticEngine diag;
   std::optional<Machine> machine = loadMachine("host", diag);
-  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  CapsuleRegistry registry = builtinCapsules();
   Compilation c;
   Fixture() {
     REQUIRE(machine);

@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/Import/GraphJson.h"
 #include "fuel/Planner/KernelFormation.h"
+#include "fuel/Codegen/TargetKernels.h"
+#include "fuel/Import/GraphJson.h"
 
 #include <catch2/catch.hpp>
 
@@ -28,7 +29,7 @@ TEST_CASE("a fused group is one kernel over what it reads and writes", "[kernels
   REQUIRE(g);
   std::optional<Machine> host = loadMachine("host", diag);
   REQUIRE(host);
-  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  CapsuleRegistry registry = builtinCapsules();
   ExecutionPlan plan;
   REQUIRE(succeeded(planGraph(*g, *host, registry, {}, diag, *locator, plan)));
   std::vector<KernelSpec> kernels = formKernels(*g, plan);

@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/IR/Verifier.h"
 #include "fuel/Planner/Planner.h"
+#include "fuel/Codegen/TargetKernels.h"
+#include "fuel/IR/Verifier.h"
 
 #include <catch2/catch.hpp>
 
@@ -58,7 +59,7 @@ Graph randomGraph(std::mt19937 &rng, unsigned n) {
 
 TEST_CASE("plans of random graphs are consistent", "[planner]") {
   std::mt19937 rng(5);
-  CapsuleRegistry registry = CapsuleRegistry::builtin();
+  CapsuleRegistry registry = builtinCapsules();
   DiagnosticEngine quiet;
   std::optional<Machine> h200 = loadMachine("h200", quiet);
   REQUIRE(h200);
@@ -165,8 +166,8 @@ TEST_CASE("a plan that does not fit a device is rejected", "[planner]") {
   g.addOutput({y, 0});
   REQUIRE(succeeded(verifyGraph(g, diag)));
   ExecutionPlan plan;
-  CHECK(failed(planGraph(g, *tiny, CapsuleRegistry::builtin(), ExecutionConfig(),
-                         diag, SourceLocator(), plan)));
+  CHECK(failed(
+      planGraph(g, *tiny, builtinCapsules(), ExecutionConfig(), diag, SourceLocator(), plan)));
   REQUIRE(messages.size() == 1);
   CHECK(messages[0] == "the plan needs 8192 bytes on cpu:0 (arena 8192 + "
                        "constants 0), which has 4096, and no placement fits");

@@ -48,11 +48,10 @@ std::string buildArtifact(const char *text) {
   PlannedRoute route;
   route.devices = {host->devices[0].ref};
   ExecutionConfig config;
-  CapsuleRegistry registry = CapsuleRegistry::builtin(); // The plan points into it.
+  CapsuleRegistry registry = builtinCapsules(); // The plan points into it.
   REQUIRE(succeeded(planGraph(*g, *host, registry, config, diag, *locator, route.plan)));
   RouteCode code;
-  std::string error;
-  REQUIRE(succeeded(generateRouteCode(*g, route, {}, false, code, error)));
+  REQUIRE(succeeded(generateRouteCode(*g, route, {}, false, code, diag)));
   route.program = lowerProgram(*g, route, 0);
   return buildPlanArtifact(*g, {route}, config, "fuelc test");
 }

@@ -11,10 +11,9 @@ using namespace fuel::runtime;
 
 TEST_CASE("parallelFor runs every index once, on repeated calls", "[runtime]") {
   for (unsigned threads : {1u, 2u, 4u}) {
-    std::string why;
-    std::unique_ptr<ThreadPool> created = ThreadPool::create(threads, why);
+    fuel::Expected<std::unique_ptr<ThreadPool>> created = ThreadPool::create(threads);
     REQUIRE(created);
-    ThreadPool &pool = *created;
+    ThreadPool &pool = **created;
     CHECK(pool.size() == threads);
     for (int64_t count : {0, 1, 3, 64, 1000}) {
       for (int repeat = 0; repeat < 50; ++repeat) {

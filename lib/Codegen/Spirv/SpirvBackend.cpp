@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/Codegen/SpirvCodegen.h"
+#include "SpirvCodegen.h"
 
 #include "ApproximateMath.h"
 #include "PassRunner.h"
@@ -79,7 +79,7 @@ static std::string wrapModule(const std::string &gpuModule) {
          gpuModule + "}\n";
 }
 
-static LogicalResult lowerToSpirv(mlir::ModuleOp module, std::string &error) {
+static LogicalResult lowerToSpirv(mlir::ModuleOp module, DiagnosticEngine &diag) {
   mlir::PassManager pm(module->getContext());
   pm.addPass(codegen::createExpandPowfPass());
   pm.addPass(codegen::createApproximateMathPass());
@@ -88,17 +88,15 @@ static LogicalResult lowerToSpirv(mlir::ModuleOp module, std::string &error) {
   mlir::OpPassManager &spirvModule = pm.nest<mlir::spirv::ModuleOp>();
   spirvModule.addPass(mlir::spirv::createSPIRVLowerABIAttributesPass());
   spirvModule.addPass(mlir::spirv::createSPIRVUpdateVCEPass());
-  if (failed(codegen::runPipeline(pm, module, "SPIR-V", error)))
+  if (failed(codegen::runPipeline(pm, module, "SPIR-V", diag)))
     return failure();
   return success();
 }
 
 /// Validates `words`, then optimizes them (the optimizer validates its
 /// input and output too); `what` names the module in errors.
-static LogicalResult validateAndOptimize(std::vector<uint32_t> &words,
-                                         spv_target_env env,
-                                         const std::string &what,
-                                         std::string &error) {
+static LogicalResult validateAndOptimize(std::vector<uint32_t> &words, spv_target_env env,
+                                         const std::string &what, DiagnosticEngine &diag) {
   std::string messages;
   auto consumer = [&](spv_message_level_t, const char *, const spv_position_t &pos,
                       const char *message) {
@@ -107,8 +105,8 @@ static LogicalResult validateAndOptimize(std::vector<uint32_t> &words,
   spvtools::SpirvTools tools(env);
   tools.SetMessageConsumer(consumer);
   if (!tools.Validate(words)) {
-    error = what + " is not valid SPIR-V for " + spvTargetEnvDescription(env) +
-            ":" + messages;
+    diag.error({},
+               what + " is not valid SPIR-V for " + spvTargetEnvDescription(env) + ":" + messages);
     return failure();
   }
   spvtools::Optimizer optimizer(env);
@@ -117,7 +115,7 @@ static LogicalResult validateAndOptimize(std::vector<uint32_t> &words,
   std::vector<uint32_t> optimized;
   if (!optimizer.Run(words.data(), words.size(), &optimized) ||
       !tools.Validate(optimized)) {
-    error = "optimizing " + what + " failed:" + messages;
+    diag.error({}, "optimizing " + what + " failed:" + messages);
     return failure();
   }
   words = std::move(optimized);
@@ -129,15 +127,14 @@ static std::string bytesOf(const std::vector<uint32_t> &words) {
                      words.size() * sizeof(uint32_t));
 }
 
-static LogicalResult readLibraryModule(const std::string &path,
-                                       std::vector<uint32_t> &words,
-                                       std::string &error) {
+static LogicalResult readLibraryModule(const std::string &path, std::vector<uint32_t> &words,
+                                       DiagnosticEngine &diag) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
   std::string data = bytes.str();
   if (!in || data.empty() || data.size() % 4 != 0) {
-    error = "cannot read the library kernel '" + path + "'";
+    diag.error({}, "cannot read the library kernel '" + path + "'");
     return failure();
   }
   words.resize(data.size() / 4);
@@ -146,10 +143,8 @@ static LogicalResult readLibraryModule(const std::string &path,
 }
 
 /// Lowers the emitted gpu.module to a validated, optimized SPIR-V module.
-static LogicalResult lowerGeneratedModule(const std::string &gpuModule,
-                                          spv_target_env env,
-                                          std::vector<uint32_t> &words,
-                                          std::string &error) {
+static LogicalResult lowerGeneratedModule(const std::string &gpuModule, spv_target_env env,
+                                          std::vector<uint32_t> &words, DiagnosticEngine &diag) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::gpu::GPUDialect, mlir::math::MathDialect,
@@ -166,37 +161,34 @@ static LogicalResult lowerGeneratedModule(const std::string &gpuModule,
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(wrapModule(gpuModule), &context);
   if (!module) {
-    error = "internal error: the emitted GPU kernels do not parse: " + diagnostics;
+    diag.error({}, "internal error: the emitted GPU kernels do not parse: " + diagnostics);
     return failure();
   }
-  if (failed(lowerToSpirv(*module, error)))
+  if (failed(lowerToSpirv(*module, diag)))
     return failure();
   mlir::spirv::ModuleOp spirvModule;
   module->walk([&](mlir::spirv::ModuleOp m) { spirvModule = m; });
   llvm::SmallVector<uint32_t, 0> serialized;
   if (!spirvModule || mlir::failed(mlir::spirv::serialize(spirvModule, serialized))) {
-    error = "serializing SPIR-V failed: " + diagnostics;
+    diag.error({}, "serializing SPIR-V failed: " + diagnostics);
     return failure();
   }
   words.assign(serialized.begin(), serialized.end());
-  return validateAndOptimize(words, env, "the generated kernels", error);
-
+  return validateAndOptimize(words, env, "the generated kernels", diag);
 }
 
-LogicalResult fuel::compileSpirv(const Graph &graph,
-                                 const std::vector<KernelSpec> &kernels,
-                                 const std::string &target,
-                           unsigned workgroupSize,
-                                 const std::string &libraryDir,
-                                 SpirvOutput &out, std::string &error) {
+LogicalResult fuel::compileSpirv(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                                 const std::string &target, unsigned workgroupSize,
+                                 const std::string &libraryDir, SpirvOutput &out,
+                                 DiagnosticEngine &diag) {
   const VulkanEnvironment *env = nullptr;
   for (const VulkanEnvironment &e : kEnvironments)
     if (target == e.target)
       env = &e;
   if (!env) {
-    error = "'" + target +
-            "' is not a Vulkan version fuelc targets (vulkan1.1, vulkan1.2 or "
-            "vulkan1.3)";
+    diag.error({}, "'" + target +
+                       "' is not a Vulkan version fuelc targets (vulkan1.1, vulkan1.2 or "
+                       "vulkan1.3)");
     return failure();
   }
   GpuDialectTarget dialect{
@@ -204,7 +196,7 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
       "spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [%N, 1, 1]>",
       /*workgroupAttributions=*/false, workgroupSize};
   std::vector<GpuKernel> described;
-  if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
+  if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, diag)))
     return failure();
   for (const GpuKernel &k : described)
     out.revisions[k.symbol] = k.revision;
@@ -214,7 +206,7 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
     for (const GpuDispatch &d : k.dispatches)
       anyGenerated |= !d.isLibrary;
   std::vector<uint32_t> generated;
-  if (anyGenerated && failed(lowerGeneratedModule(out.mlir, env->env, generated, error)))
+  if (anyGenerated && failed(lowerGeneratedModule(out.mlir, env->env, generated, diag)))
     return failure();
 
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
@@ -232,9 +224,8 @@ LogicalResult fuel::compileSpirv(const Graph &graph,
       if (!d.isLibrary || moduleIndex.count(d.entry))
         continue;
       std::vector<uint32_t> words;
-      if (failed(readLibraryModule(libraryDir + "/" + d.entry + ".spv", words, error)) ||
-          failed(validateAndOptimize(words, env->env,
-                                     "library kernel '" + d.entry + "'", error)))
+      if (failed(readLibraryModule(libraryDir + "/" + d.entry + ".spv", words, diag)) ||
+          failed(validateAndOptimize(words, env->env, "library kernel '" + d.entry + "'", diag)))
         return failure();
       addModule(d.entry, words);
     }

@@ -10,11 +10,12 @@
 // one translation unit includes MLIR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FUEL_CODEGEN_X86CODEGEN_H
-#define FUEL_CODEGEN_X86CODEGEN_H
+#ifndef FUEL_LIB_CODEGEN_X86_X86CODEGEN_H
+#define FUEL_LIB_CODEGEN_X86_X86CODEGEN_H
 
-#include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/LogicalResult.h"
+#include "fuel/Transforms/KernelSpec.h"
 
 #include <optional>
 #include <map>
@@ -32,11 +33,9 @@ struct X86Target {
 
 /// The MLIR module of `kernels` (what `fuelc plan --emit=mlir` prints), and
 /// each kernel's revision by symbol: "sha256:<hex>" of its generated code.
-LogicalResult emitKernelModule(const Graph &graph,
-                               const std::vector<KernelSpec> &kernels,
-                               std::string &module,
-                               std::map<std::string, std::string> &revisions,
-                               std::string &error);
+LogicalResult emitKernelModule(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                               std::string &module, std::map<std::string, std::string> &revisions,
+                               DiagnosticEngine &diag);
 
 struct X86Output {
   /// ELF shared object with one exported entry point per kernel.
@@ -48,12 +47,10 @@ struct X86Output {
 /// Compiles `module` (from emitKernelModule) for `target` and links it with
 /// `libraryObjects` (paths of position-independent object files of library
 /// kernels). Deterministic: the same inputs give the same bytes.
-LogicalResult compileX86(const std::string &module,
-                         const std::vector<KernelSpec> &kernels,
-                         const X86Target &target,
-                         const std::vector<std::string> &libraryObjects,
-                         bool wantAssembly, X86Output &out, std::string &error);
+LogicalResult compileX86(const std::string &module, const std::vector<KernelSpec> &kernels,
+                         const X86Target &target, const std::vector<std::string> &libraryObjects,
+                         bool wantAssembly, X86Output &out, DiagnosticEngine &diag);
 
 } // namespace fuel
 
-#endif // FUEL_CODEGEN_X86CODEGEN_H
+#endif // FUEL_LIB_CODEGEN_X86_X86CODEGEN_H

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/Codegen/PtxCodegen.h"
+#include "PtxCodegen.h"
 
 #include "ApproximateMath.h"
 #include "PassRunner.h"
@@ -64,8 +64,8 @@ using namespace fuel;
 /// The CUDA toolkit fuelc was built to find (ptxas, libdevice).
 static constexpr const char *kCudaToolkit = "/usr/local/cuda";
 
-static LogicalResult lowerToPtx(mlir::ModuleOp module, const std::string &chip,
-                                std::string &ptx, std::string &error) {
+static LogicalResult lowerToPtx(mlir::ModuleOp module, const std::string &chip, std::string &ptx,
+                                DiagnosticEngine &diag) {
   mlir::PassManager pm(module->getContext());
   mlir::GpuNVVMAttachTargetOptions target;
   target.chip = chip;
@@ -83,7 +83,7 @@ static LogicalResult lowerToPtx(mlir::ModuleOp module, const std::string &chip,
   binary.compilationTarget = "isa";
   binary.toolkitPath = kCudaToolkit;
   pm.addPass(mlir::createGpuModuleToBinaryPass(binary));
-  if (failed(codegen::runPipeline(pm, module, "PTX", error)))
+  if (failed(codegen::runPipeline(pm, module, "PTX", diag)))
     return failure();
   // The binary's object holds the PTX text (its properties carry timings:
   // never hash those).
@@ -93,7 +93,7 @@ static LogicalResult lowerToPtx(mlir::ModuleOp module, const std::string &chip,
         ptx = object.getObject().str();
   });
   if (ptx.empty()) {
-    error = "lowering kernels to PTX produced no PTX";
+    diag.error({}, "lowering kernels to PTX produced no PTX");
     return failure();
   }
   return success();
@@ -101,8 +101,8 @@ static LogicalResult lowerToPtx(mlir::ModuleOp module, const std::string &chip,
 
 /// Assembles `ptx` for `chip` with ptxas; `verified` is false when there is
 /// no ptxas here.
-static LogicalResult assemble(const std::string &ptx, const std::string &chip,
-                              bool &verified, std::string &error) {
+static LogicalResult assemble(const std::string &ptx, const std::string &chip, bool &verified,
+                              DiagnosticEngine &diag) {
   llvm::ErrorOr<std::string> ptxas =
       llvm::sys::findProgramByName("ptxas", {std::string(kCudaToolkit) + "/bin"});
   verified = false;
@@ -110,7 +110,7 @@ static LogicalResult assemble(const std::string &ptx, const std::string &chip,
     return success();
   llvm::SmallString<128> dir;
   if (llvm::sys::fs::createUniqueDirectory("fuelc-ptxas", dir)) {
-    error = "cannot create a temporary directory for ptxas";
+    diag.error({}, "cannot create a temporary directory for ptxas");
     return failure();
   }
   std::string source = (dir + "/kernels.ptx").str(), cubin = (dir + "/kernels.cubin").str(),
@@ -125,28 +125,26 @@ static LogicalResult assemble(const std::string &ptx, const std::string &chip,
     llvm::sys::fs::remove(path);
   llvm::sys::fs::remove(dir);
   if (rc != 0) {
-    error = "ptxas rejected the PTX for " + chip + ": " + text.str();
+    diag.error({}, "ptxas rejected the PTX for " + chip + ": " + text.str());
     return failure();
   }
   verified = true;
   return success();
 }
 
-LogicalResult fuel::compilePtx(const Graph &graph,
-                               const std::vector<KernelSpec> &kernels,
-                               const std::string &target,
-                           unsigned workgroupSize,
+LogicalResult fuel::compilePtx(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                               const std::string &target, unsigned workgroupSize,
                                const std::string &libraryDir, PtxOutput &out,
-                               std::string &error) {
+                               DiagnosticEngine &diag) {
   if (target.rfind("sm_", 0) != 0) {
-    error = "'" + target + "' is not an NVIDIA SM architecture (sm_80, sm_90, ...)";
+    diag.error({}, "'" + target + "' is not an NVIDIA SM architecture (sm_80, sm_90, ...)");
     return failure();
   }
   GpuDialectTarget dialect{"#gpu.address_space<workgroup>", "#gpu.address_space<private>",
                            "gpu.known_block_size = array<i32: %N, 1, 1>",
                            /*workgroupAttributions=*/true, workgroupSize};
   std::vector<GpuKernel> described;
-  if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, error)))
+  if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, diag)))
     return failure();
   for (const GpuKernel &k : described)
     out.revisions[k.symbol] = k.revision;
@@ -188,11 +186,11 @@ LogicalResult fuel::compilePtx(const Graph &graph,
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
       "module attributes {gpu.container_module} {\n" + out.mlir + "}\n", &context);
   if (!module) {
-    error = "internal error: the emitted GPU kernels do not parse: " + diagnostics;
+    diag.error({}, "internal error: the emitted GPU kernels do not parse: " + diagnostics);
     return failure();
   }
-  if (anyGenerated && (failed(lowerToPtx(*module, target, out.ptx, error)) ||
-                       failed(assemble(out.ptx, target, out.verified, error))))
+  if (anyGenerated && (failed(lowerToPtx(*module, target, out.ptx, diag)) ||
+                       failed(assemble(out.ptx, target, out.verified, diag))))
     return failure();
 
   // Modules: the generated kernels, then each library kernel used.
@@ -212,12 +210,12 @@ LogicalResult fuel::compilePtx(const Graph &graph,
       std::stringstream ptx;
       ptx << std::ifstream(path).rdbuf();
       if (ptx.str().empty()) {
-        error = "cannot read the library kernel '" + path +
-                "' (was nvcc found when fuelc was built?)";
+        diag.error({}, "cannot read the library kernel '" + path +
+                           "' (was nvcc found when fuelc was built?)");
         return failure();
       }
       bool verified = false;
-      if (failed(assemble(ptx.str(), target, verified, error)))
+      if (failed(assemble(ptx.str(), target, verified, diag)))
         return failure();
       out.verified = out.verified || verified;
       addModule(d.entry, ptx.str());

@@ -10,11 +10,12 @@
 // MLIR-free header: only the backend's translation unit includes MLIR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FUEL_CODEGEN_SPIRVCODEGEN_H
-#define FUEL_CODEGEN_SPIRVCODEGEN_H
+#ifndef FUEL_LIB_CODEGEN_SPIRV_SPIRVCODEGEN_H
+#define FUEL_LIB_CODEGEN_SPIRV_SPIRVCODEGEN_H
 
-#include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/LogicalResult.h"
+#include "fuel/Transforms/KernelSpec.h"
 
 #include <map>
 #include <string>
@@ -38,13 +39,10 @@ struct SpirvOutput {
 /// `vulkan1.2` or `vulkan1.3`) with workgroups of `workgroupSize` threads;
 /// `libraryDir` holds the library kernels'
 /// SPIR-V (`<symbol>.spv`).
-LogicalResult compileSpirv(const Graph &graph,
-                           const std::vector<KernelSpec> &kernels,
-                           const std::string &target,
-                           unsigned workgroupSize,
-                           const std::string &libraryDir, SpirvOutput &out,
-                           std::string &error);
+LogicalResult compileSpirv(const Graph &graph, const std::vector<KernelSpec> &kernels,
+                           const std::string &target, unsigned workgroupSize,
+                           const std::string &libraryDir, SpirvOutput &out, DiagnosticEngine &diag);
 
 } // namespace fuel
 
-#endif // FUEL_CODEGEN_SPIRVCODEGEN_H
+#endif // FUEL_LIB_CODEGEN_SPIRV_SPIRVCODEGEN_H

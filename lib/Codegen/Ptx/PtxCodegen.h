@@ -6,16 +6,17 @@
 // (libdevice for f64 math). Library kernels (kernels/cuda/*.cu, compiled to
 // PTX by nvcc at build time) are carried alongside. When ptxas is present,
 // every PTX module is assembled for the target (a failure is a compiler
-// error); when it is absent the caller is told the PTX was not verified.
+// diag); when it is absent the caller is told the PTX was not verified.
 //
 // MLIR-free header: only the backend's translation unit includes MLIR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FUEL_CODEGEN_PTXCODEGEN_H
-#define FUEL_CODEGEN_PTXCODEGEN_H
+#ifndef FUEL_LIB_CODEGEN_PTX_PTXCODEGEN_H
+#define FUEL_LIB_CODEGEN_PTX_PTXCODEGEN_H
 
-#include "fuel/Transforms/KernelSpec.h"
+#include "fuel/Support/Diagnostics.h"
 #include "fuel/Support/LogicalResult.h"
+#include "fuel/Transforms/KernelSpec.h"
 
 #include <map>
 #include <string>
@@ -38,10 +39,9 @@ struct PtxOutput {
 /// with blocks of `workgroupSize` threads;
 /// `libraryDir` holds the library kernels' PTX (`<symbol>.ptx`).
 LogicalResult compilePtx(const Graph &graph, const std::vector<KernelSpec> &kernels,
-                         const std::string &target,
-                           unsigned workgroupSize, const std::string &libraryDir,
-                         PtxOutput &out, std::string &error);
+                         const std::string &target, unsigned workgroupSize,
+                         const std::string &libraryDir, PtxOutput &out, DiagnosticEngine &diag);
 
 } // namespace fuel
 
-#endif // FUEL_CODEGEN_PTXCODEGEN_H
+#endif // FUEL_LIB_CODEGEN_PTX_PTXCODEGEN_H

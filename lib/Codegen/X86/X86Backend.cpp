@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuel/Codegen/X86Codegen.h"
+#include "X86Codegen.h"
 
 #include "ApproximateMath.h"
 #include "PassRunner.h"
@@ -58,9 +58,7 @@
 
 using namespace fuel;
 
-
-static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
-                                        std::string &error) {
+static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module, DiagnosticEngine &diag) {
   mlir::PassManager pm(module->getContext());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createConvertLinalgToLoopsPass());
   pm.addPass(codegen::createApproximateMathPass());
@@ -81,7 +79,7 @@ static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
   pm.addPass(mlir::createConvertFuncToLLVMPass());
   pm.addPass(mlir::createConvertControlFlowToLLVMPass());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
-  if (failed(codegen::runPipeline(pm, module, "LLVM", error)))
+  if (failed(codegen::runPipeline(pm, module, "LLVM", diag)))
     return failure();
   return success();
 }
@@ -89,9 +87,8 @@ static LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
 /// Adds `void symbol(void **args)` calling the kernel's C interface with
 /// one memref descriptor pointer per argument; everything else becomes
 /// internal so LLVM inlines it into the entry points.
-static LogicalResult addEntryPoints(llvm::Module &module,
-                                    const std::vector<KernelSpec> &kernels,
-                                    std::string &error) {
+static LogicalResult addEntryPoints(llvm::Module &module, const std::vector<KernelSpec> &kernels,
+                                    DiagnosticEngine &diag) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
   std::vector<std::string> entries;
@@ -99,7 +96,7 @@ static LogicalResult addEntryPoints(llvm::Module &module,
     llvm::Function *ciface =
         module.getFunction("_mlir_ciface_" + spec.symbol + "_memref");
     if (!ciface) {
-      error = "kernel '" + spec.symbol + "' has no C interface";
+      diag.error({}, "kernel '" + spec.symbol + "' has no C interface");
       return failure();
     }
     auto *entry = llvm::Function::Create(
@@ -136,8 +133,8 @@ static LogicalResult addEntryPoints(llvm::Module &module,
   return success();
 }
 
-static std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const X86Target &target, std::string &error) {
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine(const X86Target &target,
+                                                                DiagnosticEngine &diag) {
   static const bool initialized = [] {
     LLVMInitializeX86TargetInfo();
     LLVMInitializeX86Target();
@@ -150,7 +147,7 @@ createTargetMachine(const X86Target &target, std::string &error) {
   std::string lookupError;
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!t) {
-    error = "LLVM has no x86-64 target: " + lookupError;
+    diag.error({}, "LLVM has no x86-64 target: " + lookupError);
     return nullptr;
   }
   llvm::TargetOptions options;
@@ -179,12 +176,12 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
 
 static LogicalResult emitCode(llvm::Module &module, llvm::TargetMachine &tm,
                               llvm::CodeGenFileType kind, std::string &out,
-                              std::string &error) {
+                              DiagnosticEngine &diag) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, kind)) {
-    error = "LLVM cannot emit code for this target";
+    diag.error({}, "LLVM cannot emit code for this target");
     return failure();
   }
   pm.run(module);
@@ -195,16 +192,15 @@ static LogicalResult emitCode(llvm::Module &module, llvm::TargetMachine &tm,
 /// Links objects into a shared object with the system linker.
 static LogicalResult linkSharedObject(const std::string &object,
                                       const std::vector<std::string> &libraries,
-                                      std::string &sharedObject,
-                                      std::string &error) {
+                                      std::string &sharedObject, DiagnosticEngine &diag) {
   llvm::ErrorOr<std::string> ld = llvm::sys::findProgramByName("ld");
   if (!ld) {
-    error = "no system linker 'ld' found on PATH (install binutils)";
+    diag.error({}, "no system linker 'ld' found on PATH (install binutils)");
     return failure();
   }
   llvm::SmallString<128> dir;
   if (llvm::sys::fs::createUniqueDirectory("fuelc-link", dir)) {
-    error = "cannot create a temporary directory for linking";
+    diag.error({}, "cannot create a temporary directory for linking");
     return failure();
   }
   std::string objPath = (dir + "/kernels.o").str(),
@@ -225,7 +221,7 @@ static LogicalResult linkSharedObject(const std::string &object,
     llvm::sys::fs::remove(path);
   llvm::sys::fs::remove(dir);
   if (rc != 0) {
-    error = "linking kernels failed: " + logText.str();
+    diag.error({}, "linking kernels failed: " + logText.str());
     return failure();
   }
   sharedObject = soBytes.str();
@@ -233,11 +229,9 @@ static LogicalResult linkSharedObject(const std::string &object,
 }
 
 LogicalResult fuel::compileX86(const std::string &moduleText,
-                               const std::vector<KernelSpec> &kernels,
-                               const X86Target &target,
-                               const std::vector<std::string> &libraryObjects,
-                               bool wantAssembly, X86Output &out,
-                               std::string &error) {
+                               const std::vector<KernelSpec> &kernels, const X86Target &target,
+                               const std::vector<std::string> &libraryObjects, bool wantAssembly,
+                               X86Output &out, DiagnosticEngine &diag) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::affine::AffineDialect, mlir::arith::ArithDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
@@ -257,24 +251,24 @@ LogicalResult fuel::compileX86(const std::string &moduleText,
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module) {
-    error = "internal error: generated MLIR does not parse:\n" + diagnostics;
+    diag.error({}, "internal error: generated MLIR does not parse:\n" + diagnostics);
     return failure();
   }
-  if (failed(lowerToLLVMDialect(*module, error)))
+  if (failed(lowerToLLVMDialect(*module, diag)))
     return failure();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(*module, llvmContext, "fuel-kernels");
   if (!llvmModule) {
-    error = "translating kernels to LLVM IR failed:\n" + diagnostics;
+    diag.error({}, "translating kernels to LLVM IR failed:\n" + diagnostics);
     return failure();
   }
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target, error);
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target, diag);
   if (!tm)
     return failure();
   llvmModule->setDataLayout(tm->createDataLayout());
   llvmModule->setTargetTriple(tm->getTargetTriple());
-  if (failed(addEntryPoints(*llvmModule, kernels, error)))
+  if (failed(addEntryPoints(*llvmModule, kernels, diag)))
     return failure();
   // Functions carry their target: LLVM's optimizer reads the CPU from them.
   // Kernels stream through memory, where full-width vectors pay off.
@@ -285,12 +279,10 @@ LogicalResult fuel::compileX86(const std::string &moduleText,
     }
   optimize(*llvmModule, *tm);
   if (wantAssembly &&
-      failed(emitCode(*llvmModule, *tm, llvm::CodeGenFileType::AssemblyFile,
-                      out.assembly, error)))
+      failed(emitCode(*llvmModule, *tm, llvm::CodeGenFileType::AssemblyFile, out.assembly, diag)))
     return failure();
   std::string object;
-  if (failed(emitCode(*llvmModule, *tm, llvm::CodeGenFileType::ObjectFile,
-                      object, error)))
+  if (failed(emitCode(*llvmModule, *tm, llvm::CodeGenFileType::ObjectFile, object, diag)))
     return failure();
-  return linkSharedObject(object, libraryObjects, out.sharedObject, error);
+  return linkSharedObject(object, libraryObjects, out.sharedObject, diag);
 }

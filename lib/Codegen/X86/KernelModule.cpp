@@ -1,7 +1,7 @@
 //===- KernelModule.cpp - The MLIR module of a plan's kernels -------------===//
 
 #include "KernelEmitter.h"
-#include "fuel/Codegen/X86Codegen.h"
+#include "X86Codegen.h"
 
 #include "fuel/Artifact/Program.h"
 #include "fuel/Support/Sha256.h"
@@ -10,11 +10,10 @@
 
 using namespace fuel;
 
-LogicalResult fuel::emitKernelModule(const Graph &graph,
-                                     const std::vector<KernelSpec> &kernels,
+LogicalResult fuel::emitKernelModule(const Graph &graph, const std::vector<KernelSpec> &kernels,
                                      std::string &module,
                                      std::map<std::string, std::string> &revisions,
-                                     std::string &error) {
+                                     DiagnosticEngine &diag) {
   module = "module {\n";
   // Library kernels the generated ones call, declared once each.
   std::set<std::string> libraries;
@@ -28,12 +27,9 @@ LogicalResult fuel::emitKernelModule(const Graph &graph,
   }
   for (const KernelSpec &spec : kernels) {
     codegen::KernelEmitter emitter(graph, spec);
-    std::string why;
     size_t start = module.size();
-    if (failed(emitter.emit(module, why))) {
-      error = "node '" + std::string(graph.name(spec.nodes.back())) + "': " + why;
+    if (failed(emitter.emit(module, diag)))
       return failure();
-    }
     revisions[spec.symbol] =
         "sha256:" + toHex(Sha256::of(std::string_view(module).substr(start)));
     // What the runtime checks the program's arguments against at load.
