@@ -6,8 +6,9 @@
 // and linked with the plan's library kernels into one shared object that the
 // runtime loads without any compiler.
 //
-// This header is MLIR-free on purpose: the tools include it, the backend's
-// one translation unit includes MLIR.
+// This header is MLIR-free on purpose: the target's registration
+// (X86Target.cpp) includes it, the backend's one translation unit includes
+// MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_CODEGEN_X86_X86CODEGEN_H
