@@ -4,6 +4,21 @@
 
 using namespace fuel;
 
+std::map<std::string, std::string> codegen::revisionsOf(const std::vector<GpuKernel> &kernels) {
+  std::map<std::string, std::string> revisions;
+  for (const GpuKernel &k : kernels)
+    revisions[k.symbol] = k.revision;
+  return revisions;
+}
+
+bool codegen::hasGeneratedDispatch(const std::vector<GpuKernel> &kernels) {
+  for (const GpuKernel &k : kernels)
+    for (const GpuDispatch &d : k.dispatches)
+      if (!d.isLibrary)
+        return true;
+  return false;
+}
+
 nlohmann::ordered_json codegen::describeGpuKernels(
     const std::vector<GpuKernel> &kernels,
     const std::function<std::pair<unsigned, std::string>(const GpuDispatch &)> &moduleOf) {

@@ -13,8 +13,17 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
+#include <string>
 
 namespace fuel::codegen {
+
+/// Each kernel's revision by symbol, for the target's output.
+std::map<std::string, std::string> revisionsOf(const std::vector<GpuKernel> &kernels);
+
+/// Whether any dispatch runs generated code (otherwise only library kernels
+/// run, and there is no generated module to lower).
+bool hasGeneratedDispatch(const std::vector<GpuKernel> &kernels);
 
 /// The `kernels` member; `moduleOf` gives a dispatch's module index and
 /// entry point name in it.

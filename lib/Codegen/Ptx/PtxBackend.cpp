@@ -146,12 +146,8 @@ LogicalResult fuel::compilePtx(const Graph &graph, const std::vector<KernelSpec>
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, diag)))
     return failure();
-  for (const GpuKernel &k : described)
-    out.revisions[k.symbol] = k.revision;
-  bool anyGenerated = false;
-  for (const GpuKernel &k : described)
-    for (const GpuDispatch &d : k.dispatches)
-      anyGenerated |= !d.isLibrary;
+  out.revisions = codegen::revisionsOf(described);
+  bool anyGenerated = codegen::hasGeneratedDispatch(described);
 
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetInfo();

@@ -198,13 +198,8 @@ LogicalResult fuel::compileSpirv(const Graph &graph, const std::vector<KernelSpe
   std::vector<GpuKernel> described;
   if (failed(emitGpuModule(graph, kernels, dialect, out.mlir, described, diag)))
     return failure();
-  for (const GpuKernel &k : described)
-    out.revisions[k.symbol] = k.revision;
-
-  bool anyGenerated = false;
-  for (const GpuKernel &k : described)
-    for (const GpuDispatch &d : k.dispatches)
-      anyGenerated |= !d.isLibrary;
+  out.revisions = codegen::revisionsOf(described);
+  bool anyGenerated = codegen::hasGeneratedDispatch(described);
   std::vector<uint32_t> generated;
   if (anyGenerated && failed(lowerGeneratedModule(out.mlir, env->env, generated, diag)))
     return failure();
