@@ -47,6 +47,16 @@ inline Vec loadLanes(const float *x, LaneMask lanes) {
 #endif
 }
 
+/// x[l] in the lanes of `lanes`, fill[l] in the others, which are not read.
+inline Vec loadLanesOr(const float *x, LaneMask lanes, Vec fill) {
+#if VECTOR_FLOATS == 16
+  return (Vec)_mm512_mask_loadu_ps((__m512)fill, lanes, x);
+#else
+  return (Vec)_mm256_blendv_ps((__m256)fill, _mm256_maskload_ps(x, lanes),
+                               _mm256_castsi256_ps(lanes));
+#endif
+}
+
 /// y[l] = v[l] for the lanes of `lanes`.
 inline void storeLanes(float *y, LaneMask lanes, Vec v) {
 #if VECTOR_FLOATS == 16

@@ -136,17 +136,9 @@ static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
       flags |= 4;
     }
   }
-  auto unranked = [&](ValueRef v) {
-    return e.op("memref.cast " + e.argName(v) + " : " + e.argType(v) +
-                    " to memref<*xf32>",
-                "");
-  };
-  std::string a = unranked(operands[0]), b = unranked(operands[1]),
-              c = unranked(y);
-  std::string f = e.op("arith.constant " + std::to_string(flags), "i64");
-  e.body() << "    func.call @" << e.spec.librarySymbol << "(" << a << ", " << b
-           << ", " << c << ", " << f << ") : " << librarySignature(OpKind::MatMul)
-           << "\n";
+  callLibrary(e, OpKind::MatMul,
+              {unrankedF32(e, operands[0]), unrankedF32(e, operands[1]), unrankedF32(e, y)},
+              {flags});
   return success();
 }
 

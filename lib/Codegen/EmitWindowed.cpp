@@ -359,26 +359,27 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
   flags |= epilogue.residual ? 32 : 0;
   flags |= epilogue.relu ? 64 : 0;
   flags |= epilogue.silu ? 128 : 0;
-  auto unranked = [&](ValueRef v) {
-    return e.op("memref.cast " + e.argName(v) + " : " + e.argType(v) + " to memref<*xf32>",
-                "");
-  };
   std::vector<std::string> args;
   for (ValueRef v : {operands[0], operands[1], y})
-    args.push_back(unranked(v));
+    args.push_back(unrankedF32(e, v));
   // Absent operands are passed as the result, never read.
-  args.push_back(operands.size() == 3 ? unranked(operands[2]) : args[2]);
-  args.push_back(epilogue.residual ? unranked(*epilogue.residual) : args[2]);
+  args.push_back(operands.size() == 3 ? unrankedF32(e, operands[2]) : args[2]);
+  args.push_back(epilogue.residual ? unrankedF32(e, *epilogue.residual) : args[2]);
   Window win = windowOf(graph, node);
-  for (int64_t p : {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1],
-                    win.dilations[0], win.dilations[1]})
-    args.push_back(e.op("arith.constant " + std::to_string(p), "i64"));
-  args.push_back(e.constant(epilogue.lo, "f32"));
-  args.push_back(e.constant(epilogue.hi, "f32"));
-  e.body() << "    func.call @" << e.spec.librarySymbol << "(";
-  for (size_t i = 0; i < args.size(); ++i)
-    e.body() << (i ? ", " : "") << args[i];
-  e.body() << ") : " << librarySignature(OpKind::Conv2D) << "\n";
+  callLibrary(e, OpKind::Conv2D, args,
+              {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1], win.dilations[0],
+               win.dilations[1]},
+              {epilogue.lo, epilogue.hi});
+  return success();
+}
+
+/// A call to the library max_pool2d (kernels/x86/pool.cpp).
+static LogicalResult emitLibraryMaxPool(KernelEmitter &e, NodeId node) {
+  Window win = windowOf(e.graph, node);
+  callLibrary(e, OpKind::MaxPool2D,
+              {unrankedF32(e, e.graph.operands(node)[0]), unrankedF32(e, {node, 0})},
+              {win.kernel[0], win.kernel[1], win.strides[0], win.strides[1], win.pads[0],
+               win.pads[1], win.dilations[0], win.dilations[1]});
   return success();
 }
 
@@ -398,6 +399,9 @@ LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node, DiagnosticEng
     return !e.spec.librarySymbol.empty() && node == e.spec.nodes.front()
                ? emitLibraryConv(e, node, ConvEpilogue{})
                : emitConv(e, node);
+  bool head = node == e.spec.nodes.front();
+  if (e.graph.kind(node) == OpKind::MaxPool2D && !e.spec.librarySymbol.empty() && head)
+    return emitLibraryMaxPool(e, node);
   // The plane-at-a-time form reads its input and writes its result as
   // arguments, with one stride for both axes.
   Window win = windowOf(e.graph, node);

@@ -81,7 +81,28 @@ std::string codegen::librarySignature(OpKind kind) {
     // pads, dilations, clamp bounds.
     operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, "
                "memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, f32, f32";
+  else if (kind == OpKind::MaxPool2D) // Window, strides, top/left pads, dilations.
+    operands = "memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64";
   return "(" + operands + ") -> ()";
+}
+
+std::string codegen::unrankedF32(KernelEmitter &e, ValueRef value) {
+  return e.op("memref.cast " + e.argName(value) + " : " + e.argType(value) + " to memref<*xf32>",
+              "");
+}
+
+void codegen::callLibrary(KernelEmitter &e, OpKind kind, const std::vector<std::string> &operands,
+                          std::initializer_list<int64_t> ints,
+                          std::initializer_list<double> floats) {
+  std::vector<std::string> args = operands;
+  for (int64_t v : ints)
+    args.push_back(e.op("arith.constant " + std::to_string(v), "i64"));
+  for (double v : floats)
+    args.push_back(e.constant(v, "f32"));
+  e.body() << "    func.call @" << e.spec.librarySymbol << "(";
+  for (size_t i = 0; i < args.size(); ++i)
+    e.body() << (i ? ", " : "") << args[i];
+  e.body() << ") : " << librarySignature(kind) << "\n";
 }
 
 std::string codegen::affineMap(unsigned rank,

@@ -130,8 +130,17 @@ private:
 };
 
 /// The MLIR function type of the library kernel (kernels/x86/gemm.cpp,
-/// conv.cpp) implementing `kind` (matmul and linear share one).
+/// conv.cpp, pool.cpp) implementing `kind` (matmul and linear share one).
 std::string librarySignature(OpKind kind);
+
+/// `value`'s memref cast to memref<*xf32>, as library kernels take them.
+std::string unrankedF32(KernelEmitter &e, ValueRef value);
+
+/// A call of the kernel's library symbol with the signature of `kind`.
+/// `ints` are passed as i64 constants after `operands`, then `floats` as
+/// f32 constants.
+void callLibrary(KernelEmitter &e, OpKind kind, const std::vector<std::string> &operands,
+                 std::initializer_list<int64_t> ints, std::initializer_list<double> floats = {});
 
 /// Whether `value` is a constant or a view of one (a library kernel keeps
 /// such an operand packed across calls).

@@ -409,6 +409,31 @@ for size in (10, 20):
           [node("c", "conv2d", ["img", "fd", "fb"], pads=[1, 1, 1, 1], groups=24),
            node("s", "add", ["c", "res"]), node("y", "relu", ["s"])], ["y"],
           constants=[("fd", rand((24, 1, 3, 3))), ("fb", rand((24,)))], tolerance=(1e-4, 1e-4))
+# The library max_pool2d (kernels/x86/pool.cpp: rows read in place for
+# row steps 1 and 2, 2x2 and 3x3 windows unrolled, a scalar loop for the
+# rest and for channels with a NaN in a window): widths off the vector
+# width and wider than it, asymmetric pads, ceil mode, dilations, strides
+# 1-3, a window of more taps than the row loops list, batches, channel
+# slices on threads, NaN and infinities.
+POOL_CASES = [  # (N, C, H, W, kernel, strides, pads, dilations, ceil_mode)
+    (1, 5, 17, 23, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], False),
+    (2, 3, 14, 14, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], False),
+    (1, 4, 55, 55, [3, 3], [2, 2], [0, 0, 0, 0], [1, 1], True),
+    (1, 6, 12, 40, [2, 2], [2, 2], [0, 0, 0, 0], [1, 1], False),
+    (1, 3, 11, 37, [3, 2], [1, 2], [1, 0, 1, 1], [2, 1], False),
+    (2, 4, 13, 13, [3, 3], [3, 3], [1, 1, 1, 1], [1, 1], True),
+    (1, 2, 12, 12, [9, 9], [1, 1], [4, 4, 4, 4], [1, 1], False),
+]
+for i, (n, c, h, wd, kernel, strides, pads, dilations, ceil) in enumerate(POOL_CASES):
+    image = rand((n, c, h, wd))
+    image[0, 0, h // 2, :3] = [np.nan, np.inf, -np.inf]
+    image[n - 1, c - 1, 0, 0] = np.nan  # A NaN only a corner window reads.
+    attrs = dict(kernel=kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil)
+    pool = [node("y", "max_pool2d", ["img"], **attrs)]
+    check(f"max_pool_{i}", [("img", image)], pool, ["y"], run_args=["--threads", str(1 + i % 2)])
+    if TARGET == "host":
+        check(f"max_pool_{i}_avx2", [("img", image)], pool, ["y"],
+              machine_args=["--machine", avx2])
 # NaN and infinities through whole models' patterns: a NaN input row of an
 # MLP stays NaN to its softmax (ReLU keeps NaN), other rows stay finite; a
 # NaN pixel before a library conv + ReLU and a max pool.

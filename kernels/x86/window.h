@@ -1,0 +1,188 @@
+//===- window.h - Windows over image rows read in place ------------------===//
+//
+// The loops that depthwise conv2d (depthwise.cpp) and max pooling (pool.cpp)
+// share: one channel at a time, a block of kRows output rows by one vector
+// of output columns, every tap's inputs one masked load from the image row
+// (stride 2: two loads and their even lanes), nothing copied. What a tap
+// does with its inputs, and how the block's results are written, is the
+// Reduction's:
+//
+//   struct Reduction {
+//     static constexpr bool kZeroPadding;           // zeros outside a row,
+//     Vec padding;                                  // else these
+//     void begin(Vec (&acc)[kRows]);
+//     void add(Vec &acc, int64_t tap, Vec inputs);  // tap = i * KW + j
+//     void end(const Vec (&acc)[kRows], int64_t oh0, int64_t ow0);
+//   };
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_KERNELS_X86_WINDOW_H
+#define FUEL_KERNELS_X86_WINDOW_H
+
+#include "conv.h"
+
+#include <type_traits>
+
+namespace KERNEL_NAMESPACE {
+
+/// Output rows reduced at once: independent chains of operations, so that
+/// their latency is hidden.
+constexpr int kRows = 4;
+
+/// Which lanes of each tap column's loads lie inside an image row, for
+/// every vector of output columns: lanes(b)[j] for the load of tap column j
+/// from column b * kWidth, lanes(b)[KW + j] for the second load of stride 2.
+/// The same for every channel, so computed once per layer.
+struct ColumnLanes {
+  const LaneMask *table;
+  int64_t perBlock;
+  const LaneMask *operator()(int64_t b) const { return table + b * perBlock; }
+};
+
+/// Where the load of tap column j for output columns from ow0 starts in an
+/// image row.
+inline int64_t columnOf(const Conv &s, int64_t ow0, int64_t j) {
+  return ow0 * s.sw + j * s.dw - s.padLeft;
+}
+
+/// The layer's lane table, in this thread's scratch.
+inline ColumnLanes columnLanes(const Conv &s) {
+  int64_t blocks = (s.OW + kWidth - 1) / kWidth, perBlock = 2 * s.KW;
+  int64_t bytes = blocks * perBlock * static_cast<int64_t>(sizeof(LaneMask));
+  auto *table = reinterpret_cast<LaneMask *>(scratch(kConvOffsets, (bytes + 3) / 4));
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t j = 0; j < s.KW; ++j) {
+      int64_t from = columnOf(s, b * kWidth, j);
+      table[b * perBlock + j] = lanesWithin(from, s.W);
+      table[b * perBlock + s.KW + j] = lanesWithin(from + kWidth, s.W);
+    }
+  return {table, perBlock};
+}
+
+/// A row of the padding value, W long, in this thread's scratch: the row
+/// that windows read above and below the image.
+inline const float *paddingRow(const Conv &s, float value) {
+  float *row = scratch(kConvPlanes, s.W);
+  for (int64_t i = 0; i < s.W; ++i)
+    row[i] = value;
+  return row;
+}
+
+/// The pointer to image row ih, or to the padding row.
+inline const float *rowOf(const Conv &s, const float *image, int64_t rowStride,
+                          const float *padding, int64_t ih) {
+  return ih >= 0 && ih < s.H ? image + ih * rowStride : padding;
+}
+
+/// Whether the window loops run the layer: unit or stride-2 steps along
+/// rows whose elements are contiguous, and a window they can list.
+inline bool rowsInPlace(const Conv &s, const View &x, const View &y) {
+  return (s.sw == 1 || s.sw == 2) && x.stride(3) == 1 && y.stride(3) == 1 &&
+         s.KH * s.KW <= kMaxDepthwiseTaps;
+}
+
+/// A tap column's inputs for a vector of outputs from `at`.
+template <int Step, class Reduction>
+inline Vec tapInputs(const float *at, const LaneMask *lanes, int64_t j, int64_t KW,
+                     const Reduction &r) {
+  auto load = [&](const float *from, LaneMask within) {
+    if constexpr (Reduction::kZeroPadding)
+      return loadLanes(from, within);
+    else
+      return loadLanesOr(from, within, r.padding);
+  };
+  if (Step == 1)
+    return load(at, lanes[j]);
+  return evenLanes(load(at, lanes[j]), load(at + kWidth, lanes[KW + j]));
+}
+
+/// One channel's image through a K x K window, strides Stride, no
+/// dilation, every loop unrolled. Each input row a block reads is loaded
+/// once per tap column and given to every output row whose window holds it
+/// (a 3x3 window of 4 rows loads 6 rows, not 12).
+template <int Stride, int K, class Reduction>
+void reduceWindow(const Conv &s, const float *image, int64_t rowStride, const float *padding,
+                  ColumnLanes columns, Reduction &r) {
+  constexpr int kInputRows = (kRows - 1) * Stride + K;
+  for (int64_t oh0 = 0; oh0 < s.OH; oh0 += kRows) {
+    const float *rows[kInputRows];
+    for (int t = 0; t < kInputRows; ++t)
+      rows[t] = rowOf(s, image, rowStride, padding, oh0 * Stride + t - s.padTop);
+    for (int64_t ow0 = 0, b = 0; ow0 < s.OW; ow0 += kWidth, ++b) {
+      const LaneMask *lanes = columns(b);
+      int64_t from = columnOf(s, ow0, 0);
+      alignas(64) Vec acc[kRows]; // Read by reference: clang assumes vector alignment.
+      r.begin(acc);
+#pragma GCC unroll 16
+      for (int t = 0; t < kInputRows; ++t)
+#pragma GCC unroll 8
+        for (int j = 0; j < K; ++j) {
+          Vec v = tapInputs<Stride>(rows[t] + from + j, lanes, j, K, r);
+#pragma GCC unroll 8
+          for (int k = 0; k < kRows; ++k) {
+            int i = t - k * Stride; // The tap row of output row k that row t is.
+            if (i >= 0 && i < K)
+              r.add(acc[k], i * K + j, v);
+          }
+        }
+      r.end(acc, oh0, ow0);
+    }
+  }
+}
+
+/// The same for any window, strides and dilations (a row step of 1 or 2):
+/// the taps in loops.
+template <int Step, class Reduction>
+void reduceAnyWindow(const Conv &s, const float *image, int64_t rowStride, const float *padding,
+                     ColumnLanes columns, Reduction &r) {
+  for (int64_t oh0 = 0; oh0 < s.OH; oh0 += kRows) {
+    const float *rows[kMaxDepthwiseTaps][kRows];
+    for (int64_t i = 0; i < s.KH; ++i)
+      for (int k = 0; k < kRows; ++k)
+        rows[i][k] = rowOf(s, image, rowStride, padding, (oh0 + k) * s.sh + i * s.dh - s.padTop);
+    for (int64_t ow0 = 0, b = 0; ow0 < s.OW; ow0 += kWidth, ++b) {
+      const LaneMask *lanes = columns(b);
+      alignas(64) Vec acc[kRows]; // Read by reference: clang assumes vector alignment.
+      r.begin(acc);
+      for (int64_t i = 0; i < s.KH; ++i)
+        for (int64_t j = 0; j < s.KW; ++j) {
+          int64_t from = columnOf(s, ow0, j);
+#pragma GCC unroll 8
+          for (int k = 0; k < kRows; ++k)
+            r.add(acc[k], i * s.KW + j, tapInputs<Step>(rows[i][k] + from, lanes, j, s.KW, r));
+        }
+      r.end(acc, oh0, ow0);
+    }
+  }
+}
+
+/// One channel through the loops for the layer's window: unrolled for the
+/// square windows `Unrolled` lists (strides 1 and 2).
+template <class Reduction, int... Unrolled>
+void reduceChannel(const Conv &s, const float *image, int64_t rowStride, const float *padding,
+                   ColumnLanes columns, Reduction &r) {
+  bool square = s.KH == s.KW && s.sh == s.sw && s.dh == 1 && s.dw == 1;
+  bool done = false;
+  [[maybe_unused]] auto unrolled = [&](auto k) {
+    constexpr int K = decltype(k)::value;
+    if (done || !square || s.KH != K)
+      return;
+    if (s.sw == 1)
+      reduceWindow<1, K>(s, image, rowStride, padding, columns, r);
+    else
+      reduceWindow<2, K>(s, image, rowStride, padding, columns, r);
+    done = true;
+  };
+  (unrolled(std::integral_constant<int, Unrolled>{}), ...);
+  if (done)
+    return;
+  if (s.sw == 1)
+    reduceAnyWindow<1>(s, image, rowStride, padding, columns, r);
+  else
+    reduceAnyWindow<2>(s, image, rowStride, padding, columns, r);
+}
+
+} // namespace KERNEL_NAMESPACE
+
+#endif // FUEL_KERNELS_X86_WINDOW_H
