@@ -276,6 +276,8 @@ void ProgramParser::parseStorage(const json &j) {
     int64_t maxBytes = std::numeric_limits<int64_t>::max();
     buffer.offset = r.integer(e, "offset", ptr, 0, maxBytes);
     buffer.size = r.integer(e, "size", ptr, 0, maxBytes);
+    if (r.member(e, "slice_of", ptr, /*required=*/false))
+      buffer.sliceOf = r.integer(e, "slice_of", ptr, 0, maxBytes);
     if (r.ok()) {
       uint64_t arena = p.devices[buffer.device].arenaBytes;
       if (buffer.offset > arena || buffer.size > arena - buffer.offset)
@@ -286,6 +288,25 @@ void ProgramParser::parseStorage(const json &j) {
     }
     p.buffers.push_back(buffer);
   });
+  // A slice lies inside another buffer of its device, which is no slice.
+  for (size_t b = 0; b < p.buffers.size() && r.ok(); ++b) {
+    const Buffer &slice = p.buffers[b];
+    if (slice.sliceOf < 0)
+      continue;
+    std::string ptr = "/buffers/" + std::to_string(b) + "/slice_of";
+    if (slice.sliceOf >= int64_t(p.buffers.size()) || uint64_t(slice.sliceOf) == b) {
+      (void)r.fail(ptr, "buffer " + std::to_string(b) + " is a slice of buffer " +
+                            std::to_string(slice.sliceOf) + ", which is not another buffer");
+      break;
+    }
+    const Buffer &whole = p.buffers[slice.sliceOf];
+    if (whole.sliceOf >= 0 || whole.device != slice.device || slice.offset < whole.offset ||
+        slice.offset - whole.offset > whole.size ||
+        slice.size > whole.size - (slice.offset - whole.offset))
+      (void)r.fail(ptr, "buffer " + std::to_string(b) + " does not lie inside buffer " +
+                            std::to_string(slice.sliceOf) +
+                            " of its device, or that buffer is a slice itself");
+  }
   r.forEach(j, "constants", "", [&](const json &e, const std::string &ptr, size_t c) {
     Constant constant;
     constant.offset = r.integer(e, "offset", ptr, 0, std::numeric_limits<int64_t>::max());
@@ -443,6 +464,10 @@ void ProgramParser::parseSteps(const json &j) {
   std::vector<bool> written(p.buffers.size(), false);
   for (const Io &in : p.inputs)
     written[in.tensor.index] = true;
+  std::vector<std::vector<uint32_t>> slices(p.buffers.size());
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.buffers[b].sliceOf >= 0)
+      slices[p.buffers[b].sliceOf].push_back(static_cast<uint32_t>(b));
   r.forEach(j, "steps", "", [&](const json &e, const std::string &ptr, size_t s) {
     Step step;
     if (r.member(e, "launch", ptr, /*required=*/false)) {
@@ -473,20 +498,32 @@ void ProgramParser::parseSteps(const json &j) {
       reads.push_back(p.copies[step.index].source);
       writes.push_back(p.copies[step.index].target);
     }
-    for (uint32_t b : reads) {
-      if (!written[b]) {
-        (void)r.fail(ptr, "reads buffer " + std::to_string(b) +
-                              " before any step writes it");
-        return;
+    // Reading a buffer waits for the last step writing it and for those
+    // writing its slices; one with slices is written once they all are.
+    auto checkRead = [&](uint32_t b, uint32_t part) {
+      if (!written[part]) {
+        if (written[b])
+          return true;
+        (void)r.fail(ptr, "reads buffer " + std::to_string(b) + " before any step writes " +
+                              (part == b ? "it" : "its slice " + std::to_string(part)));
+        return false;
       }
-      if (writer[b] >= 0 &&
-          std::find(step.deps.begin(), step.deps.end(), uint32_t(writer[b])) ==
-              step.deps.end()) {
+      if (writer[part] >= 0 && std::find(step.deps.begin(), step.deps.end(),
+                                         uint32_t(writer[part])) == step.deps.end()) {
         (void)r.fail(ptr + "/deps", "reads buffer " + std::to_string(b) +
                                         " but does not depend on step " +
-                                        std::to_string(writer[b]) + ", which writes it");
-        return;
+                                        std::to_string(writer[part]) + ", which writes " +
+                                        (part == b ? "it" : "its slice " + std::to_string(part)));
+        return false;
       }
+      return true;
+    };
+    for (uint32_t b : reads) {
+      if ((written[b] || slices[b].empty()) && !checkRead(b, b))
+        return;
+      for (uint32_t part : slices[b])
+        if (!checkRead(b, part))
+          return;
     }
     for (uint32_t b : writes) {
       writer[b] = static_cast<int64_t>(s);
@@ -508,7 +545,9 @@ void ProgramParser::parseSteps(const json &j) {
     }
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     const Tensor &t = p.outputs[o].tensor;
-    if (t.storage == StorageKind::Buffer && !written[t.index])
+    if (t.storage == StorageKind::Buffer && !written[t.index] &&
+        (slices[t.index].empty() || !std::all_of(slices[t.index].begin(), slices[t.index].end(),
+                                                 [&](uint32_t part) { return written[part]; })))
       (void)r.fail("/outputs/" + std::to_string(o),
                    "output '" + p.outputs[o].name + "' is never written");
   }

@@ -104,8 +104,11 @@ std::string artifact::printProgram(const Program &p) {
                        {"kernels", d.kernelSection}});
   j["devices"] = std::move(devices);
   json buffers = json::array();
-  for (const Buffer &b : p.buffers)
+  for (const Buffer &b : p.buffers) {
     buffers.push_back({{"device", b.device}, {"offset", b.offset}, {"size", b.size}});
+    if (b.sliceOf >= 0)
+      buffers.back()["slice_of"] = b.sliceOf;
+  }
   j["buffers"] = std::move(buffers);
   json constants = json::array();
   for (const Constant &c : p.constants)

@@ -89,6 +89,8 @@ std::string fuel::explainPlan(const Graph &graph, const Machine &machine,
         names += (names.empty() ? "" : "+") + std::string(graph.name(m));
       out += ", fused into kernel " + names + " (" +
              formatTime(plan.steps[plan.rootOf[index]].time) + ")";
+    } else if (step.inPlace) {
+      out += ", in place: its operands' kernels write their results as slices of its result";
     } else {
       out += " (" + formatTime(step.time) + ")";
     }

@@ -279,7 +279,7 @@ std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
     ++firstMember[rootOf[s] + 1];
   size_t numKernels = 0;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
-    numKernels += rootOf[s] == s;
+    numKernels += plan.launchesKernel(s);
     firstMember[s + 1] += firstMember[s];
   }
   std::vector<size_t> members(plan.steps.size());
@@ -290,7 +290,7 @@ std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
   kernels.reserve(numKernels);
   std::vector<NodeId> nodes;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
-    if (rootOf[s] != s)
+    if (!plan.launchesKernel(s))
       continue;
     nodes.clear();
     for (size_t m = firstMember[s]; m < firstMember[s + 1]; ++m)

@@ -42,8 +42,9 @@ private:
   std::vector<uint32_t> deviceIndex;
   std::map<std::tuple<NodeId, uint32_t, unsigned>, uint32_t> bufferOf;
   std::map<NodeId, uint32_t> constantOf;
-  /// Kernel of each plan step (the kernel its root step's group forms).
-  std::vector<size_t> kernelOfStep;
+  /// Kernel of each plan step (the kernel its root step's group forms), or
+  /// -1 for a step that runs in place.
+  std::vector<int64_t> kernelOfStep;
 };
 } // namespace
 
@@ -88,7 +89,7 @@ void Lowering::lowerStorage() {
     if (!b.workspace)
       bufferOf[{b.value.node, b.value.result, b.device}] =
           static_cast<uint32_t>(p.buffers.size());
-    p.buffers.push_back({deviceIndex[b.device], b.offset, b.size});
+    p.buffers.push_back({deviceIndex[b.device], b.offset, b.size, b.sliceOf});
   }
   std::vector<uint64_t> offsets;
   constantOffsets(graph, offsets);
@@ -166,17 +167,16 @@ artifact::Tensor Lowering::tensor(ValueRef value, unsigned device) const {
 }
 
 void Lowering::lowerKernels() {
-  // Kernel k is the k-th group root in step order.
-  kernelOfStep.assign(plan.steps.size(), 0);
-  std::vector<size_t> kernelOfRoot(plan.steps.size(), 0);
+  // Kernel k is the k-th kernel-launching step in step order.
+  kernelOfStep.assign(plan.steps.size(), -1);
   std::vector<size_t> rootStep;
   for (size_t s = 0; s < plan.rootOf.size(); ++s)
-    if (plan.rootOf[s] == s) {
-      kernelOfRoot[s] = rootStep.size();
+    if (plan.launchesKernel(s)) {
+      kernelOfStep[s] = static_cast<int64_t>(rootStep.size());
       rootStep.push_back(s);
     }
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    kernelOfStep[s] = kernelOfRoot[plan.rootOf[s]];
+    kernelOfStep[s] = kernelOfStep[plan.rootOf[s]];
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const KernelSpec &spec = plan.kernels[k];
     const PlannedStep &root = plan.steps[rootStep[k]];
@@ -210,11 +210,15 @@ void Lowering::lowerSteps() {
   // producing their value (those of inputs come first).
   std::vector<size_t> lastStep(p.kernels.size(), 0);
   for (size_t s = 0; s < kernelOfStep.size(); ++s)
-    lastStep[kernelOfStep[s]] = s;
+    if (kernelOfStep[s] >= 0)
+      lastStep[kernelOfStep[s]] = s;
   std::vector<int64_t> launchAt(plan.steps.size(), -1);
   for (size_t k = 0; k < lastStep.size(); ++k)
     launchAt[lastStep[k]] = static_cast<int64_t>(k);
+  // The last step writing each buffer, and those writing the slices of an
+  // in-place concat's result (which its readers wait for).
   std::vector<int64_t> writer(p.buffers.size(), -1);
+  std::vector<std::vector<uint32_t>> sliceWriters(p.buffers.size());
   auto add = [&](StepKind kind, uint32_t index) {
     Step step{kind, index, {}};
     std::vector<uint32_t> reads, writes;
@@ -226,13 +230,18 @@ void Lowering::lowerSteps() {
       reads.push_back(p.copies[index].source);
       writes.push_back(p.copies[index].target);
     }
-    for (uint32_t b : reads)
-      if (writer[b] >= 0 && std::find(step.deps.begin(), step.deps.end(),
-                                      uint32_t(writer[b])) == step.deps.end())
+    for (uint32_t b : reads) {
+      if (writer[b] >= 0)
         step.deps.push_back(static_cast<uint32_t>(writer[b]));
+      step.deps.insert(step.deps.end(), sliceWriters[b].begin(), sliceWriters[b].end());
+    }
     std::sort(step.deps.begin(), step.deps.end());
-    for (uint32_t b : writes)
+    step.deps.erase(std::unique(step.deps.begin(), step.deps.end()), step.deps.end());
+    for (uint32_t b : writes) {
       writer[b] = static_cast<int64_t>(p.steps.size());
+      if (int64_t whole = p.buffers[b].sliceOf; whole >= 0)
+        sliceWriters[whole].push_back(static_cast<uint32_t>(p.steps.size()));
+    }
     p.steps.push_back(std::move(step));
   };
   auto addCopies = [&](size_t step) {

@@ -104,7 +104,7 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
   auto addBuffer = [&](ValueRef v, unsigned d, uint32_t def) {
     bufferOf[key(v, d)] = static_cast<int64_t>(memory.buffers.size());
     uint64_t size = static_cast<uint64_t>(pricing.bytes(graph, v));
-    memory.buffers.push_back({v, false, d, 0, size, def, def});
+    memory.buffers.push_back({v, false, d, 0, size, def, def, -1});
   };
   auto use = [&](ValueRef v, unsigned d, uint32_t at) {
     int64_t b = bufferOf[key(v, d)];
@@ -147,22 +147,39 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
     for (uint32_t r = 0; r < graph.numResults(step.node) && !fused; ++r)
       addBuffer({step.node, r}, step.device, position(s));
     if (step.capsule && step.capsule->workspaceBytes != 0)
-      memory.buffers.push_back({{step.node, 0}, true, step.device, 0,
-                                step.capsule->workspaceBytes, position(s),
-                                position(s)});
+      memory.buffers.push_back({{step.node, 0}, true, step.device, 0, step.capsule->workspaceBytes,
+                                position(s), position(s), -1});
     runCopies(s, position(s) + 1);
   }
   // Outputs live to the end on the device they are delivered to.
   uint32_t end = position(plan.steps.size());
   for (ValueRef out : graph.outputs())
     use(bufferRoot(graph, out), plan.outputDevice, end);
+  // An in-place concat's operands are slices of its result, laid out along
+  // its axis (every dim before it is 1); the result lives from its first
+  // slice's writing to the last read of it or of any slice.
+  for (const PlannedStep &step : plan.steps) {
+    if (!step.inPlace)
+      continue;
+    PlannedBuffer &whole = memory.buffers[bufferOf[key({step.node, 0}, step.device)]];
+    uint64_t at = 0;
+    for (ValueRef v : graph.operands(step.node)) {
+      int64_t b = bufferOf[key(v, step.device)];
+      PlannedBuffer &slice = memory.buffers[b];
+      slice.sliceOf = bufferOf[key({step.node, 0}, step.device)];
+      slice.offset = at;
+      at += slice.size;
+      whole.firstUse = std::min(whole.firstUse, slice.firstUse);
+      whole.lastUse = std::max(whole.lastUse, slice.lastUse);
+    }
+  }
 
   // Simulate allocation per device in plan order: buffers whose last use is
   // before a position are freed before that position allocates.
   for (unsigned d = 0; d < k; ++d) {
     std::vector<size_t> order;
     for (size_t b = 0; b < memory.buffers.size(); ++b)
-      if (memory.buffers[b].device == d) {
+      if (memory.buffers[b].device == d && memory.buffers[b].sliceOf < 0) {
         order.push_back(b);
         memory.devices[d].naiveBytes += memory.buffers[b].size;
       }
@@ -186,5 +203,8 @@ MemoryPlan fuel::planMemory(const Graph &graph, const ExecutionPlan &plan,
     }
     memory.devices[d].arenaBytes = arena.peak();
   }
+  for (PlannedBuffer &slice : memory.buffers)
+    if (slice.sliceOf >= 0)
+      slice.offset += memory.buffers[slice.sliceOf].offset;
   return memory;
 }

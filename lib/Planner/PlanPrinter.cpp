@@ -87,14 +87,17 @@ std::string fuel::printPlanText(const Graph &graph, const ExecutionPlan &plan) {
     const PlannedStep &step = plan.steps[s];
     char index[32];
     std::snprintf(index, sizeof(index), "  %4zu  ", s);
+    std::string runBy = step.inPlace   ? "(in place)"
+                        : step.capsule ? step.capsule->id
+                                       : "(data movement)";
+    std::string time =
+        step.inPlace ? "operands written as slices of its result"
+        : !plan.rootOf.empty() && plan.rootOf[s] != s
+            ? "fused into " + std::string(graph.name(plan.steps[plan.rootOf[s]].node))
+            : formatTime(step.time);
     out += index + pad(std::string(graph.name(step.node)), 14) + " " +
            pad(std::string(opName(graph.kind(step.node))), 12) + " " +
-           pad(deviceName(plan, step.device), 9) + " " +
-           pad(step.capsule ? step.capsule->id : "(data movement)", 28) + " " +
-           (!plan.rootOf.empty() && plan.rootOf[s] != s
-                ? "fused into " + std::string(graph.name(plan.steps[plan.rootOf[s]].node))
-                : formatTime(step.time)) +
-           "\n";
+           pad(deviceName(plan, step.device), 9) + " " + pad(runBy, 28) + " " + time + "\n";
     printCopies(s);
   }
   size_t fused = 0;
@@ -158,10 +161,10 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     }
     return b;
   };
-  // Kernel k is the k-th kernel root in step order.
+  // Kernel k is the k-th kernel-launching step in step order.
   std::vector<size_t> kernelOfRoot(plan.steps.size(), 0);
   for (size_t s = 0, k = 0; s < plan.rootOf.size(); ++s)
-    if (plan.rootOf[s] == s)
+    if (plan.launchesKernel(s))
       kernelOfRoot[s] = k++;
   nlohmann::ordered_json j;
   j["format"] = "fuel.plan";
@@ -191,10 +194,10 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
     s["time"] = step.time;
     if (step.capsule)
       s["revision"] = step.capsule->revision;
-    if (!plan.rootOf.empty()) {
-      size_t stepIndex = static_cast<size_t>(&step - plan.steps.data());
-      s["kernel"] = kernelOfRoot[plan.rootOf[stepIndex]];
-    }
+    if (step.inPlace)
+      s["in_place"] = true;
+    else if (!plan.rootOf.empty())
+      s["kernel"] = kernelOfRoot[plan.rootOf[&step - plan.steps.data()]];
     nlohmann::ordered_json operands = nlohmann::ordered_json::array();
     for (ValueRef v : graph.operands(step.node))
       operands.push_back(binding(v, step.device));
@@ -260,14 +263,19 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
   for (unsigned d = 0; d < plan.memory.devices.size(); ++d) {
     const DeviceMemory &m = plan.memory.devices[d];
     nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < plan.memory.buffers.size(); ++i)
-      if (const PlannedBuffer &b = plan.memory.buffers[i]; b.device == d)
-        buffers.push_back({{"index", i},
-                           {"value", b.workspace ? valueName(graph, b.value) + " (workspace)"
-                                                 : valueName(graph, b.value)},
-                           {"offset", b.offset},
-                           {"size", b.size},
-                           {"live", {b.firstUse, b.lastUse}}});
+    for (size_t i = 0; i < plan.memory.buffers.size(); ++i) {
+      const PlannedBuffer &b = plan.memory.buffers[i];
+      if (b.device != d)
+        continue;
+      buffers.push_back({{"index", i},
+                         {"value", b.workspace ? valueName(graph, b.value) + " (workspace)"
+                                               : valueName(graph, b.value)},
+                         {"offset", b.offset},
+                         {"size", b.size},
+                         {"live", {b.firstUse, b.lastUse}}});
+      if (b.sliceOf >= 0)
+        buffers.back()["slice_of"] = b.sliceOf;
+    }
     memory[deviceName(plan, d)] = {{"alignment", m.alignment},
                                    {"arena_bytes", m.arenaBytes},
                                    {"constant_bytes", m.constantBytes},

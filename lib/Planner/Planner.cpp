@@ -3,6 +3,7 @@
 #include "fuel/Planner/Planner.h"
 
 #include "FusionPricing.h"
+#include "fuel/Planner/InPlaceConcat.h"
 #include "fuel/Planner/KernelFormation.h"
 #include "fuel/Transforms/Fusion.h"
 
@@ -399,6 +400,8 @@ bool PlanBuilder::attempt(const std::vector<double> &penalty) {
   if (!placement.feasible())
     return false;
   timed("copies", [&] { fillPlan(problem, placement); });
+  if (config.fusion)
+    timed("in-place", [&] { markInPlaceConcats(graph, plan); });
   timed("schedule", [&] { schedule(); });
   plan.kernels = timed("form-kernels", [&] { return formKernels(graph, plan); });
   plan.memory = timed("plan-memory", [&] { return planMemory(graph, plan, pricing); });

@@ -75,6 +75,10 @@ struct Device {
 struct Buffer {
   uint32_t device = 0;
   uint64_t offset = 0, size = 0;
+  /// The buffer whose range holds this one (an operand of a concat the
+  /// compiler ran in place, written into its slice of the result), or -1.
+  /// Reading the whole needs every slice written.
+  int64_t sliceOf = -1;
 };
 
 /// A constant's bytes in the `weights` section.

@@ -1,7 +1,8 @@
 //===- MemoryPlan.h - Per-device arenas with buffer reuse -------*- C++ -*-===//
 //
 // Every buffer of a plan (kernel results, graph inputs, copy destinations,
-// kernels' scratch workspaces) gets an offset in one arena per device. Buffers whose lifetimes (in plan
+// kernels' scratch workspaces) gets an offset in one arena per device; the
+// operands of an in-place concat get slices of its result's. Buffers whose lifetimes (in plan
 // order) do not overlap share memory: allocation is simulated in plan order
 // with a best-fit free list that coalesces neighbours. Constants are not in
 // the arenas: they are loaded once per device that reads them and counted
@@ -32,6 +33,10 @@ struct PlannedBuffer {
   /// Lifetime in plan positions: 0 is "before the first step", step s is at
   /// 2s + 1 and the copies after it at 2s + 2.
   uint32_t firstUse, lastUse;
+  /// The buffer this one is a slice of (an operand of an in-place concat
+  /// inside its result), or -1. A slice gets no memory of its own: its
+  /// offset lies inside the other's range, which lives as long as both.
+  int64_t sliceOf = -1;
 };
 
 struct DeviceMemory {

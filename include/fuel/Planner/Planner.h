@@ -14,7 +14,9 @@
 //   4. every value read on another device than its producer's gets one copy
 //      step per destination device; the plan's predicted makespan comes from
 //      list-scheduling steps and copies over devices and links;
-//   5. buffers get offsets in one arena per device (MemoryPlan.h); when a
+//   5. concats whose operands can be written straight into their result's
+//      slices become free (InPlaceConcat.h);
+//   6. buffers get offsets in one arena per device (MemoryPlan.h); when a
 //      device's capacity is exceeded, a Lagrangian price on the bytes placed
 //      there is raised and bisected (one placement per step) until the plan
 //      fits, or planning fails when no placement fits.
@@ -45,6 +47,9 @@ struct PlannedStep {
   /// The node's retained alternatives (the frontier on every device):
   /// ExecutionPlan::alternatives[firstAlternative, + numAlternatives).
   uint32_t firstAlternative = 0, numAlternatives = 0;
+  /// A concat whose operands are written in place as slices of its result
+  /// (InPlaceConcat.h): no kernel runs it.
+  bool inPlace = false;
 };
 
 struct PlannedCopy {
@@ -87,7 +92,7 @@ struct ExecutionPlan {
   unsigned maxFlowRuns = 0;
   std::vector<std::string> defaultedSymbols;
   /// Wall time of each planning phase (candidates, fusion, problem,
-  /// placement, copies, schedule, form-kernels, plan-memory), summed over
+  /// placement, copies, in-place, schedule, form-kernels, plan-memory), summed over
   /// memory-capped re-placements: what --time-passes shows under `place`.
   std::vector<std::pair<std::string, double>> phaseSeconds;
   /// The extent each symbol was priced at: buffers hold values up to these
@@ -97,6 +102,9 @@ struct ExecutionPlan {
   std::span<const Candidate> alternativesOf(const PlannedStep &step) const {
     return {alternatives.data() + step.firstAlternative, step.numAlternatives};
   }
+  /// Whether step `s` launches a kernel: the root of its group, unless it
+  /// runs in place.
+  bool launchesKernel(size_t s) const { return rootOf[s] == s && !steps[s].inPlace; }
   /// The copies that run right after step `step` (~0: before the first).
   std::span<const PlannedCopy> copiesAfter(size_t step) const;
 };

@@ -434,6 +434,33 @@ for i, (n, c, h, wd, kernel, strides, pads, dilations, ceil) in enumerate(POOL_C
     if TARGET == "host":
         check(f"max_pool_{i}_avx2", [("img", image)], pool, ["y"],
               machine_args=["--machine", avx2])
+# Concats run in place (their operands' kernels write slices of the
+# result): an Inception module's four branches (library convs, a pooling,
+# a generated kernel) on 1 and 2 threads; a batch symbol bound to 1; an
+# operand read again after the concat; the concat's result a graph output;
+# a value given to two concats (only the first takes it as a slice); a
+# concat of a concat's result.
+image, f1, f3, fc = rand((1, 8, 9, 9)), rand((6, 8, 1, 1)), rand((5, 8, 3, 3)), rand((4, 25, 1, 1))
+inception = [node("b1", "conv2d", ["img", "f1"]), node("r1", "relu", ["b1"]),
+             node("b2", "conv2d", ["img", "f3"], pads=[1, 1, 1, 1]),
+             node("b3", "max_pool2d", ["img"], kernel=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]),
+             node("b4", "tanh", ["r1"]),
+             node("cat", "concat", ["r1", "b2", "b3", "b4"], axis=1),
+             node("y", "conv2d", ["cat", "fc"])]
+for threads in ("1", "2"):
+    check(f"in_place_concat_{threads}", [("img", image)], inception, ["y"],
+          constants=[("f1", f1), ("f3", f3), ("fc", fc)], run_args=["--threads", threads],
+          tolerance=(1e-4, 1e-4))
+check("in_place_concat_symbolic", [("img", image)], inception, ["y"],
+      constants=[("f1", f1), ("f3", f3), ("fc", fc)], symbolic={"img": ["B", 8, 9, 9]},
+      dims={"B": 1}, tolerance=(1e-4, 1e-4))
+a, b = rand((1, 3, 16)), rand((1, 5, 16))
+check("in_place_concat_reuse", [("a", a), ("b", b)],
+      [node("ea", "exp", ["a"]), node("sb", "sigmoid", ["b"]),
+       node("cat", "concat", ["ea", "sb"], axis=1), node("cat2", "concat", ["sb", "ea"], axis=1),
+       node("nested", "concat", ["cat", "cat2"], axis=2),
+       node("later", "mul", ["ea", "ea"]), node("y", "softmax", ["nested"])],
+      ["y", "cat", "later"])
 # NaN and infinities through whole models' patterns: a NaN input row of an
 # MLP stays NaN to its softmax (ReLU keeps NaN), other rows stay finite; a
 # NaN pixel before a library conv + ReLU and a max pool.
