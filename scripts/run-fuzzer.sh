@@ -30,6 +30,11 @@ if [ -x "$fuelc" ]; then
     "$fuelc" plan "$g" --dim B=4 --dim T=4 --emit plan-json > "$work/seeds/$name.plan.json" 2>/dev/null || true
     "$fuelc" inspect "$work/seeds/$name.fplan" --section program > "$work/seeds/$name.program.json" 2>/dev/null || true
   done
+  # The program of an in-place concat (buffers that are slices of another).
+  "$fuelc" plan "$src/test/lit/plan/in-place-concat.test.json" --dim B=1 \
+    -o "$work/seeds/in-place-concat.fplan" >/dev/null 2>&1 &&
+    "$fuelc" inspect "$work/seeds/in-place-concat.fplan" --section program \
+      > "$work/seeds/in-place-concat.program.json" || true
   # A SPIR-V kernel section (generated kernels and the library sgemm).
   "$fuelc" plan "$src/examples/mlp/mlp.json" --machine ci --dim B=4 --pin act=vulkan:0 \
     --pin fc2=vulkan:0 -o "$work/mlp-vulkan.fplan" >/dev/null 2>&1 &&
