@@ -24,26 +24,19 @@ static const Candidate *bestEmitted(const NodeCandidates &nc, unsigned d) {
 FusionPricing::FusionPricing(const Graph &graph, const Machine &machine,
                              const SymbolPricing &pricing,
                              const std::vector<NodeCandidates> &candidates,
-                             std::vector<NodeId> groupRoot,
-                             const std::vector<NodeId> &order)
+                             std::vector<NodeId> groupRoot, const std::vector<NodeId> &order)
     : graph(graph), machine(machine), pricing(pricing), candidates(candidates),
-      groupRoot(std::move(groupRoot)), firstMember(graph.numNodes() + 1, 0),
-      memberList(order.size()),
+      groupRoot(std::move(groupRoot)),
+      membersOf(
+          graph.numNodes(), order.size(), [&](size_t i) { return this->groupRoot[order[i]]; },
+          [&](size_t i) { return order[i]; }),
       devices(static_cast<unsigned>(machine.devices.size())) {
-  for (NodeId n : order)
-    ++firstMember[this->groupRoot[n] + 1];
-  for (NodeId n = 0; n < graph.numNodes(); ++n)
-    firstMember[n + 1] += firstMember[n];
-  std::vector<uint32_t> filled(firstMember.begin(), firstMember.end() - 1);
-  for (NodeId n : order)
-    memberList[filled[this->groupRoot[n]]++] = n;
   fusedOn.assign(size_t(graph.numNodes()) * devices, false);
   times.assign(size_t(graph.numNodes()) * devices, kInfiniteCost);
   for (NodeId root = 0; root < graph.numNodes(); ++root) {
     if (this->groupRoot[root] != root)
       continue;
-    std::span<NodeId> group(memberList.data() + firstMember[root],
-                            memberList.data() + firstMember[root + 1]);
+    std::span<NodeId> group = membersOf[root];
     moveHeadFirst(graph, group);
     for (unsigned d = 0; d < devices; ++d) {
       double unfused = unfusedTime(root, d);

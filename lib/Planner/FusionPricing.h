@@ -14,6 +14,7 @@
 
 #include "fuel/Planner/Candidates.h"
 #include "fuel/Planner/Machine.h"
+#include "fuel/Support/Buckets.h"
 
 #include <span>
 
@@ -30,10 +31,7 @@ public:
 
   NodeId rootOf(NodeId node) const { return groupRoot[node]; }
   /// Members of `root`'s group in topological order, head first.
-  std::span<const NodeId> members(NodeId root) const {
-    return {memberList.data() + firstMember[root],
-            memberList.data() + firstMember[root + 1]};
-  }
+  std::span<const NodeId> members(NodeId root) const { return membersOf[root]; }
   /// Whether the group of `root` runs as one fused kernel on device `d`:
   /// all its members have kernels fuelc emits, and fused is no slower.
   bool fuses(NodeId root, unsigned d) const { return fusedOn[root * devices + d]; }
@@ -54,9 +52,7 @@ private:
   const SymbolPricing &pricing;
   const std::vector<NodeCandidates> &candidates;
   std::vector<NodeId> groupRoot;
-  /// Members by root (CSR: root r's are memberList[firstMember[r]..[r + 1]]).
-  std::vector<uint32_t> firstMember;
-  std::vector<NodeId> memberList;
+  Buckets<NodeId> membersOf; // By root.
   unsigned devices;
   /// By root * devices + device (other nodes' entries are unused).
   std::vector<bool> fusedOn;

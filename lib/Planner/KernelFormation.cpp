@@ -14,6 +14,7 @@
 #include "fuel/Planner/KernelFormation.h"
 
 #include "fuel/IR/ValueLayout.h"
+#include "fuel/Support/Buckets.h"
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
@@ -272,20 +273,13 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
 
 std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
                                           const ExecutionPlan &plan) {
-  const std::vector<size_t> &rootOf = plan.rootOf;
-  // Steps by their group's root step (CSR), in plan order.
-  std::vector<size_t> firstMember(plan.steps.size() + 1, 0);
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    ++firstMember[rootOf[s] + 1];
+  // Steps by their group's root step, in plan order.
+  Buckets<size_t> members(
+      plan.steps.size(), plan.steps.size(), [&](size_t s) { return plan.rootOf[s]; },
+      [](size_t s) { return s; });
   size_t numKernels = 0;
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    numKernels += plan.launchesKernel(s);
-    firstMember[s + 1] += firstMember[s];
-  }
-  std::vector<size_t> members(plan.steps.size());
-  std::vector<size_t> filled(firstMember.begin(), firstMember.end() - 1);
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    members[filled[rootOf[s]]++] = s;
+    numKernels += plan.launchesKernel(s);
   std::vector<KernelSpec> kernels;
   kernels.reserve(numKernels);
   std::vector<NodeId> nodes;
@@ -293,14 +287,14 @@ std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
     if (!plan.launchesKernel(s))
       continue;
     nodes.clear();
-    for (size_t m = firstMember[s]; m < firstMember[s + 1]; ++m)
-      nodes.push_back(plan.steps[members[m]].node);
+    for (size_t m : members[s])
+      nodes.push_back(plan.steps[m].node);
     moveHeadFirst(graph, nodes);
     kernels.push_back(formKernel(graph, nodes,
                                  "fuel_k" + std::to_string(kernels.size())));
     // A library kernel can only be the group's first node (its head).
-    for (size_t m = firstMember[s]; m < firstMember[s + 1]; ++m)
-      if (const PlannedStep &step = plan.steps[members[m]]; step.node == nodes.front())
+    for (size_t m : members[s])
+      if (const PlannedStep &step = plan.steps[m]; step.node == nodes.front())
         if (step.capsule)
           kernels.back().librarySymbol = step.capsule->symbol;
   }

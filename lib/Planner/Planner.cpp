@@ -5,6 +5,7 @@
 #include "FusionPricing.h"
 #include "fuel/Planner/InPlaceConcat.h"
 #include "fuel/Planner/KernelFormation.h"
+#include "fuel/Support/Buckets.h"
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
@@ -266,18 +267,12 @@ PlacementProblem PlanBuilder::buildProblem(const std::vector<double> &penalty) {
   // Outputs are delivered to their residency: one sink per output.
   for (ValueRef out : graph.outputs())
     consume(out, problem.addNode(pinnedCosts(outputDevice)));
-  // Each value's consumers, in the order they read it (CSR by value).
-  std::vector<uint32_t> firstRead(valueOf.size() + 1, 0), readers(reads.size());
-  for (auto [value, consumer] : reads)
-    ++firstRead[value + 1];
+  // Each value's consumers, in the order they read it.
+  Buckets<uint32_t> readers(
+      valueOf.size(), reads.size(), [&](size_t i) { return reads[i].first; },
+      [&](size_t i) { return reads[i].second; });
   for (uint32_t v = 0; v < valueOf.size(); ++v)
-    firstRead[v + 1] += firstRead[v];
-  std::vector<uint32_t> filled(firstRead.begin(), firstRead.end() - 1);
-  for (auto [value, consumer] : reads)
-    readers[filled[value]++] = consumer;
-  for (uint32_t v = 0; v < valueOf.size(); ++v)
-    problem.addValue(placementIndex[valueOf[v].node], pricing.bytes(graph, valueOf[v]),
-                     std::span(readers).subspan(firstRead[v], firstRead[v + 1] - firstRead[v]));
+    problem.addValue(placementIndex[valueOf[v].node], pricing.bytes(graph, valueOf[v]), readers[v]);
   return problem;
 }
 
