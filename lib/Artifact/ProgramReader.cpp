@@ -468,6 +468,12 @@ void ProgramParser::parseSteps(const json &j) {
   for (size_t b = 0; b < p.buffers.size(); ++b)
     if (p.buffers[b].sliceOf >= 0)
       slices[p.buffers[b].sliceOf].push_back(static_cast<uint32_t>(b));
+  // A buffer with slices is written once they all are.
+  auto wholeWritten = [&](uint32_t b) {
+    return written[b] ||
+           (!slices[b].empty() && std::all_of(slices[b].begin(), slices[b].end(),
+                                              [&](uint32_t part) { return written[part]; }));
+  };
   r.forEach(j, "steps", "", [&](const json &e, const std::string &ptr, size_t s) {
     Step step;
     if (r.member(e, "launch", ptr, /*required=*/false)) {
@@ -545,9 +551,7 @@ void ProgramParser::parseSteps(const json &j) {
     }
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     const Tensor &t = p.outputs[o].tensor;
-    if (t.storage == StorageKind::Buffer && !written[t.index] &&
-        (slices[t.index].empty() || !std::all_of(slices[t.index].begin(), slices[t.index].end(),
-                                                 [&](uint32_t part) { return written[part]; })))
+    if (t.storage == StorageKind::Buffer && !wholeWritten(t.index))
       (void)r.fail("/outputs/" + std::to_string(o),
                    "output '" + p.outputs[o].name + "' is never written");
   }

@@ -480,8 +480,9 @@ void driver::addPlanOptions(CLI::App *cmd, std::string &input, PlanFlags &flags)
                   "Run the pipeline up to and including this pass");
   cmd->add_flag("--time-passes", flags.timePasses,
                 "Report each pass's wall time (and the planner's phases) on stderr");
-  cmd->add_flag("--no-fusion", flags.noFusion,
-                "One kernel per node: no fused elementwise chains or epilogues");
+  cmd->add_flag(
+      "--no-fusion", flags.noFusion,
+      "One kernel per node: no fused elementwise chains or epilogues, no in-place concats");
   cmd->add_option("--prefer-provider", flags.preferProviders,
                   "Kernel providers to prefer on ties, most preferred first");
   cmd->add_option("--input-residency", flags.inputResidency,
