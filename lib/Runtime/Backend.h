@@ -2,8 +2,9 @@
 //
 // A backend owns a device's arena, loads the kernel binary the artifact has
 // for that device, resolves kernels by symbol (a missing one fails the load)
-// and launches them. Launches may be asynchronous: `wait` is the completion
-// point a later step on another device, or the host, waits on.
+// and launches them. Launches and copies may be asynchronous, in one queue
+// per device: `record` marks an event after the work enqueued so far, and
+// the host waits for that event alone (`waitFor`) or for everything (`wait`).
 //
 // Device memory is addressed like host memory: the arena and the constants
 // a device's kernels read get a range of addresses (arenaBase() and
@@ -99,12 +100,22 @@ public:
   virtual void upload(char *to, const char *from, size_t bytes) {
     std::memcpy(to, from, bytes);
   }
-  /// Copies from device address `from` to the host once every launch so far
-  /// has written it.
-  virtual void download(char *to, const char *from, size_t bytes) {
-    std::memcpy(to, from, bytes);
-  }
-  /// Blocks until every launch so far has completed.
+  /// Enqueues a copy of `bytes` at device address `from`, in order with
+  /// launches, into host memory the backend keeps for `slot` (any key; one
+  /// region per key, reused by later calls), and gives that memory: it holds
+  /// the bytes once an event recorded after this call has completed. Later
+  /// launches may reuse `from` at once. (The host reads memory it can
+  /// address in place: the session copies from it directly.)
+  virtual const char *enqueueDownload(size_t slot, const char *from, size_t bytes) { return from; }
+  /// A point in the device's queue: complete once everything enqueued
+  /// before it is. Events increase; 0 is always complete.
+  using Event = uint64_t;
+  /// An event after the work enqueued so far, which starts on the device.
+  virtual Event record() { return 0; }
+  /// Blocks until `event` has completed, and no longer: work enqueued after
+  /// it keeps running.
+  virtual void waitFor(Event event) {}
+  /// Blocks until everything enqueued so far has completed.
   virtual void wait() = 0;
   /// Starts work recorded so far without waiting for it: a device that
   /// defers its launches then runs them while the host does other work.

@@ -4,9 +4,12 @@
 // runtime's scheduling without its hardware: kernels do nothing, and every
 // launch, submission, wait and copy is reported to the session's log in
 // order. A null CPU runs launches at once, in host memory; any other null
-// device is a deferred queue like a GPU's: launches wait in it until a
-// flush submits them (in flight) or a wait completes them, and its memory
-// is reached only through upload and download.
+// device is a deferred queue like a GPU's: launches and copies wait in it
+// until a flush or an event submits them (in flight) and a wait completes
+// them, and its memory is reached only through uploads and downloads. An
+// event is a position in the queue (how many launches and copies precede
+// it), so a log shows how far each wait reached: "wait for 3" waits for the
+// first three, "wait 2" completes the two in flight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,35 +50,53 @@ public:
   void launch(KernelCall &call) override {
     auto *kernel = static_cast<const artifact::Kernel *>(call.entry);
     report("launch " + kernel->symbol);
-    if (!hostMemory)
-      ++queued;
+    enqueue();
   }
   void upload(char *to, const char *from, size_t bytes) override {
     report("upload");
     std::memcpy(to, from, bytes);
+    enqueue();
   }
-  void download(char *to, const char *from, size_t bytes) override {
-    wait();
+  const char *enqueueDownload(size_t slot, const char *from, size_t bytes) override {
+    if (hostMemory)
+      return from;
     report("download");
-    std::memcpy(to, from, bytes);
+    enqueue();
+    std::vector<char> &region = downloadSlots[slot];
+    region.assign(from, from + bytes);
+    return region.data();
   }
   void flush() override {
-    if (queued == 0)
+    if (submitted == enqueued)
       return;
-    report("submit " + std::to_string(queued));
-    inFlight += queued;
-    queued = 0;
+    report("submit " + std::to_string(enqueued - submitted));
+    submitted = enqueued;
+  }
+  Event record() override {
+    flush();
+    return enqueued;
+  }
+  void waitFor(Event event) override {
+    if (event <= completed)
+      return;
+    report("wait for " + std::to_string(event));
+    completed = event;
   }
   void wait() override {
     if (hostMemory)
       return;
     flush();
-    report("wait " + std::to_string(inFlight));
-    inFlight = 0;
+    report("wait " + std::to_string(submitted - completed));
+    completed = submitted;
   }
   std::string describe() const override { return "null"; }
 
 private:
+  void enqueue() {
+    if (hostMemory)
+      return;
+    ++enqueued;
+  }
   void report(const std::string &event) {
     if (log)
       log(id + " " + event);
@@ -86,7 +107,9 @@ private:
   NullDeviceLog log;
   std::vector<char> arena;
   std::map<std::string, const artifact::Kernel *> symbols;
-  unsigned queued = 0, inFlight = 0;
+  std::map<size_t, std::vector<char>> downloadSlots;
+  // Positions in the queue: enqueued, submitted and completed work.
+  uint64_t enqueued = 0, submitted = 0, completed = 0;
 };
 } // namespace
 

@@ -49,8 +49,6 @@ struct Session::Impl {
   // By device: the steps touching it (its launches, copies from and to
   // it), in plan order.
   std::vector<std::vector<size_t>> stepsTouching;
-  // Host memory a copy between two GPUs passes through (kept across runs).
-  std::vector<char> copyStaging;
   // Where each device's kernels read each constant (by constant index):
   // the weights section itself where the host's memory is the device's.
   std::vector<std::vector<char *>> constantBase;
@@ -114,13 +112,24 @@ struct Session::Impl {
                             DiagnosticEngine &diag);
   LogicalResult checkExtents(const std::vector<int64_t> &values,
                              DiagnosticEngine &diag) const;
+  /// A copy from a device to the host in flight: the event after it on the
+  /// source device, and the host memory that then holds its bytes.
+  struct Download {
+    Backend::Event event = 0;
+    const char *staged = nullptr;
+    bool pending = false;
+  };
+  std::vector<Download> downloads; // By step, during a run.
   void execute();
-  /// Runs step `step` (a copy) or launches it (a kernel).
+  /// Runs step `step` (a copy; one from a device to the host is enqueued,
+  /// and finishDownload completes it) or launches it (a kernel).
   void issue(size_t step);
+  /// Waits for the download of step `step` and moves its bytes into place.
+  void finishDownload(size_t step);
   /// For execute's issue order: the steps that touch each device.
   void planIssueOrder();
   void launch(size_t op);
-  void copy(const artifact::Copy &c);
+  void copy(size_t step);
   void recordKernel(size_t kernel, double start, double end);
   static double now() {
     return std::chrono::duration<double>(
@@ -492,31 +501,62 @@ LogicalResult Session::Impl::bindSymbols(const std::map<std::string, TensorRef> 
   return success();
 }
 
-void Session::Impl::copy(const artifact::Copy &c) {
+void Session::Impl::copy(size_t step) {
+  size_t index = program.steps[step].index;
+  const artifact::Copy &c = program.copies[index];
   const artifact::Buffer &source = program.buffers[c.source],
                          &target = program.buffers[c.target];
   size_t bytes = std::min(source.size, target.size);
   Backend &from = *backends[source.device], &to = *backends[target.device];
-  double start = timing ? now() : 0;
-  if (!to.isHostMemory() && !from.isHostMemory()) {
+  if (!from.isHostMemory()) {
+    // Into host memory the source device keeps for the copy, in order with
+    // its launches; the host waits for it only when it needs the bytes.
+    Download &d = downloads[step];
+    d.staged = from.enqueueDownload(index, bufferBase[c.source], bytes);
+    d.event = from.record();
+    d.pending = true;
+    if (to.isHostMemory())
+      return;
     // Between two devices the host cannot address (two GPUs): staged
     // through host memory, as neither backend can reach the other's.
-    copyStaging.resize(std::max(copyStaging.size(), bytes));
-    from.download(copyStaging.data(), bufferBase[c.source], bytes);
-    to.upload(bufferBase[c.target], copyStaging.data(), bytes);
-  } else if (!to.isHostMemory()) {
-    from.wait(); // The source's writes are done before the host reads them.
-    to.upload(bufferBase[c.target], bufferBase[c.source], bytes);
-  } else if (!from.isHostMemory()) {
-    from.download(bufferBase[c.target], bufferBase[c.source], bytes);
-  } else {
-    std::memcpy(bufferBase[c.target], bufferBase[c.source], bytes);
+    finishDownload(step);
+    return;
   }
+  double start = timing ? now() : 0;
+  if (to.isHostMemory())
+    std::memcpy(bufferBase[c.target], bufferBase[c.source], bytes);
+  else
+    to.upload(bufferBase[c.target], bufferBase[c.source], bytes);
   if (tracing)
     timeline.add(Timeline::Kind::Copy,
                  "copy " + program.devices[source.device].id + " -> " +
                      program.devices[target.device].id,
                  0, start, now());
+}
+
+void Session::Impl::finishDownload(size_t step) {
+  Download &d = downloads[step];
+  d.pending = false;
+  const artifact::Copy &c = program.copies[program.steps[step].index];
+  const artifact::Buffer &source = program.buffers[c.source], &target = program.buffers[c.target];
+  size_t bytes = std::min(source.size, target.size);
+  double start = timing ? now() : 0;
+  backends[source.device]->waitFor(d.event);
+  double waited = timing ? now() : 0;
+  if (!d.staged) // The device failed; the run reports why.
+    return;
+  Backend &to = *backends[target.device];
+  if (to.isHostMemory())
+    std::memcpy(bufferBase[c.target], d.staged, bytes);
+  else
+    to.upload(bufferBase[c.target], d.staged, bytes);
+  if (!tracing)
+    return;
+  timeline.add(Timeline::Kind::Wait, "wait " + program.devices[source.device].id, 0, start, waited);
+  timeline.add(Timeline::Kind::Copy,
+               "copy " + program.devices[source.device].id + " -> " +
+                   program.devices[target.device].id,
+               0, waited, now());
 }
 
 void Session::Impl::recordKernel(size_t kernel, double start, double end) {
@@ -562,7 +602,7 @@ void Session::Impl::launch(size_t op) {
 void Session::Impl::issue(size_t step) {
   const artifact::Step &s = program.steps[step];
   if (s.kind == artifact::StepKind::Copy) {
-    copy(program.copies[s.index]);
+    copy(step);
     return;
   }
   size_t op = s.index;
@@ -590,36 +630,27 @@ void Session::Impl::planIssueOrder() {
 void Session::Impl::execute() {
   double runStart = timing ? now() : 0;
   // The plan's order, except where devices run beside the host:
-  // - a device that queues its launches gets its launches, and copies into
-  //   it from the host, as early as they may go: after every earlier step
-  //   touching the device (which keeps its memory's reuse ordered) and, for
-  //   a copy, the steps it reads; so its queue works while the host
+  // - a device that queues its work gets its launches, and the copies from
+  //   and into it that pass the host, as early as they may go: after every
+  //   earlier step touching the device (which keeps its memory's reuse
+  //   ordered) and the steps they read; so its queue works while the host
   //   computes;
-  // - a copy from such a device to the host, which waits for the device,
-  //   waits until a step reads its result (or the run ends).
+  // - a copy from such a device to the host is enqueued there, followed by
+  //   an event; the host waits for that event, and not for the device's
+  //   later work, when a step reads the copy's result (or the run ends).
+  downloads.assign(program.steps.size(), {});
   std::vector<bool> issued(program.steps.size(), false);
-  auto run = [&](size_t step) {
-    issue(step);
-    issued[step] = true;
-  };
   auto ready = [&](size_t step) {
     const std::vector<uint32_t> &deps = program.steps[step].deps;
-    return std::all_of(deps.begin(), deps.end(), [&](uint32_t d) { return issued[d]; });
+    return std::all_of(deps.begin(), deps.end(),
+                       [&](uint32_t d) { return issued[d] && !downloads[d].pending; });
   };
-  auto deferredDownload = [&](size_t step) {
-    if (program.steps[step].kind != artifact::StepKind::Copy)
-      return false;
-    const artifact::Copy &c = program.copies[program.steps[step].index];
-    return !backends[program.buffers[c.source].device]->isHostMemory() &&
-           backends[program.buffers[c.target].device]->isHostMemory();
-  };
-  auto touches = [&](size_t step, unsigned device) {
-    const artifact::Step &s = program.steps[step];
-    if (s.kind == artifact::StepKind::Launch)
-      return program.kernels[s.index].device == device;
-    const artifact::Copy &c = program.copies[s.index];
-    return program.buffers[c.source].device == device ||
-           program.buffers[c.target].device == device;
+  auto run = [&](size_t step) {
+    for (uint32_t d : program.steps[step].deps)
+      if (downloads[d].pending)
+        finishDownload(d);
+    issue(step);
+    issued[step] = true;
   };
   std::vector<size_t> next(backends.size(), 0); // Into stepsTouching.
   auto hoist = [&] {
@@ -632,42 +663,24 @@ void Session::Impl::execute() {
         if (issued[step])
           continue;
         const artifact::Step &s = program.steps[step];
-        bool upload = s.kind == artifact::StepKind::Copy &&
-                      backends[program.buffers[program.copies[s.index].source].device]
-                          ->isHostMemory();
-        if (s.kind == artifact::StepKind::Copy && !(upload && ready(step)))
-          break;
+        if (s.kind == artifact::StepKind::Copy) {
+          const artifact::Copy &c = program.copies[s.index];
+          bool passesHost = onHost(c.source) || onHost(c.target);
+          if (!passesHost || !ready(step))
+            break;
+        }
         run(step);
       }
     }
   };
-  std::vector<size_t> pending; // Deferred downloads, in plan order.
   for (size_t step = 0; step < program.steps.size(); ++step) {
     hoist();
-    if (issued[step])
-      continue;
-    if (deferredDownload(step)) {
-      pending.push_back(step);
-      continue;
-    }
-    // First the downloads this step reads, or whose device it uses (whose
-    // memory it may reuse).
-    const std::vector<uint32_t> &deps = program.steps[step].deps;
-    for (size_t &p : pending) {
-      if (p == ~size_t(0))
-        continue;
-      const artifact::Copy &c = program.copies[program.steps[p].index];
-      unsigned device = program.buffers[c.source].device;
-      if (std::count(deps.begin(), deps.end(), p) || touches(step, device)) {
-        run(p);
-        p = ~size_t(0);
-      }
-    }
-    run(step);
+    if (!issued[step])
+      run(step);
   }
-  for (size_t p : pending)
-    if (p != ~size_t(0))
-      run(p);
+  for (size_t step = 0; step < program.steps.size(); ++step)
+    if (downloads[step].pending)
+      finishDownload(step);
   for (size_t d = 0; d < backends.size(); ++d) {
     double start = timing ? now() : 0;
     backends[d]->wait();
@@ -696,14 +709,16 @@ LogicalResult Session::Impl::readOutput(size_t index, const OutputAllocator &all
   if (!to && bytes > 0)
     return error(diag, "no memory was given for output '" + out.name + "'");
   const char *base = nullptr;
-  std::vector<char> staged;
   if (tensor.storage == artifact::StorageKind::Constant) {
     base = weights.data() + program.constants[tensor.index].offset;
   } else if (!onHost(tensor.index)) { // Fetch the whole buffer first.
-    staged.resize(program.buffers[tensor.index].size);
-    backends[program.buffers[tensor.index].device]->download(
-        staged.data(), bufferBase[tensor.index], staged.size());
-    base = staged.data();
+    unsigned d = program.buffers[tensor.index].device;
+    Backend &device = *backends[d];
+    base = device.enqueueDownload(program.copies.size() + index, bufferBase[tensor.index],
+                                  program.buffers[tensor.index].size);
+    device.waitFor(device.record());
+    if (!device.error().empty())
+      return error(diag, program.devices[d].id + ": " + device.error());
   } else {
     base = bufferBase[tensor.index];
   }

@@ -12,9 +12,10 @@
 //   size, stride; library kernels pointers) are written into pinned host
 //   memory.
 // - Execution: one stream; parameter words changed since the last launch
-//   are copied with the launch, in order; copies go through pinned staging
-//   memory; the host synchronizes the stream only when it needs a result (a
-//   download, the end of a run), so no event is recorded.
+//   are copied with the launch, in order; uploads go through pinned staging
+//   memory, downloads into pinned memory per slot. An event is a CUDA event
+//   recorded on the stream; the host synchronizes with it when it needs a
+//   copy's bytes, and with the whole stream at the end of a run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,7 +96,9 @@ public:
   void prepare(KernelCall &call) override;
   void launch(KernelCall &call) override;
   void upload(char *to, const char *from, size_t bytes) override;
-  void download(char *to, const char *from, size_t bytes) override;
+  const char *enqueueDownload(size_t slot, const char *from, size_t bytes) override;
+  Event record() override;
+  void waitFor(Event event) override;
   void wait() override;
   std::string describe() const override { return name; }
   std::string error() override;
@@ -120,6 +123,12 @@ private:
   std::map<std::string, const GpuKernelInfo *> bySymbol;
   std::vector<std::vector<PreparedLaunch>> prepared;
   std::vector<const artifact::Kernel *> kernelInfo;
+  /// Pinned memory each download slot copies into: address and size.
+  std::map<size_t, std::pair<char *, size_t>> downloadSlots;
+  // Events recorded since the last full wait (`epoch` events before them
+  // are complete), reused after it.
+  std::vector<CUevent> events;
+  uint64_t recorded = 0, epoch = 0;
   std::mutex errorMutex;
   std::string asyncError;
 };
@@ -137,6 +146,10 @@ CudaBackend::~CudaBackend() {
   for (char *p : {hostParams, staging})
     if (p)
       cu->cuMemFreeHost(p);
+  for (auto &[slot, region] : downloadSlots)
+    cu->cuMemFreeHost(region.first);
+  for (CUevent e : events)
+    cu->cuEventDestroy_v2(e);
   for (CUmodule m : modules)
     cu->cuModuleUnload(m);
   if (stream)
@@ -374,24 +387,55 @@ void CudaBackend::upload(char *to, const char *from, size_t bytes) {
      "copying to the device");
 }
 
-void CudaBackend::download(char *to, const char *from, size_t bytes) {
-  if (bytes == 0)
-    return;
-  bool ready = error().empty() && ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent");
-  char *staged = ready ? stage(bytes) : nullptr;
-  if (!staged ||
-      !ok(cu->cuMemcpyDtoHAsync_v2(staged, reinterpret_cast<CUdeviceptr>(from), bytes, stream),
+const char *CudaBackend::enqueueDownload(size_t slot, const char *from, size_t bytes) {
+  if (!error().empty() || !ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+    return nullptr;
+  auto &[region, size] = downloadSlots[slot];
+  if (size < bytes || !region) {
+    wait(); // A copy in flight may still target the old region.
+    if (region)
+      cu->cuMemFreeHost(region);
+    region = nullptr;
+    size = 0;
+    size_t want = std::max<size_t>(bytes, 64);
+    if (!ok(cu->cuMemAllocHost_v2(reinterpret_cast<void **>(&region), want),
+            "allocating pinned memory for a download"))
+      return nullptr;
+    size = want;
+  }
+  if (bytes > 0 &&
+      !ok(cu->cuMemcpyDtoHAsync_v2(region, reinterpret_cast<CUdeviceptr>(from), bytes, stream),
           "copying from the device"))
+    return nullptr;
+  return region;
+}
+
+Backend::Event CudaBackend::record() {
+  if (!error().empty() || !ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+    return recorded;
+  size_t index = recorded - epoch;
+  if (index == events.size()) {
+    CUevent event = nullptr;
+    if (!ok(cu->cuEventCreate(&event, kEventDisableTiming), "creating an event"))
+      return recorded;
+    events.push_back(event);
+  }
+  if (!ok(cu->cuEventRecord(events[index], stream), "recording an event"))
+    return recorded;
+  return ++recorded;
+}
+
+void CudaBackend::waitFor(Event event) {
+  if (event <= epoch || !error().empty() || !ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
     return;
-  wait();
-  if (error().empty())
-    std::memcpy(to, staged, bytes);
+  ok(cu->cuEventSynchronize(events[event - 1 - epoch]), "running on the device");
 }
 
 void CudaBackend::wait() {
   if (error().empty() && ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
     ok(cu->cuStreamSynchronize(stream), "running on the device");
   stagingUsed = 0;
+  epoch = recorded;
 }
 
 Expected<std::unique_ptr<Backend>> runtime::createCudaBackend(const artifact::Device &device) {

@@ -26,8 +26,11 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
 /// cuDeviceGetAttribute: compute capability major and minor.
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+/// cuEventCreate flag: the event only orders work (no timestamps).
+constexpr unsigned kEventDisableTiming = 2;
 /// cuModuleLoadDataEx options: the JIT's error log buffer and its size.
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 
@@ -54,6 +57,10 @@ constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
   X(cuStreamCreate, CUresult(CUstream *, unsigned))                        \
   X(cuStreamDestroy_v2, CUresult(CUstream))                                \
   X(cuStreamSynchronize, CUresult(CUstream))                               \
+  X(cuEventCreate, CUresult(CUevent *, unsigned))                          \
+  X(cuEventRecord, CUresult(CUevent, CUstream))                            \
+  X(cuEventSynchronize, CUresult(CUevent))                                 \
+  X(cuEventDestroy_v2, CUresult(CUevent))                                  \
   X(cuLaunchKernel,                                                            \
     CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned,           \
                  unsigned, unsigned, unsigned, CUstream, void **, void **))    \

@@ -12,9 +12,11 @@
 //   against the device) at load; pipelines, descriptor sets and parameter
 //   words are made by `prepare` on the runtime's binding thread.
 // - Execution: dispatches and copies are recorded into command buffers and
-//   submitted only when the host needs a result (a download, or wait), with
-//   a fence per submission; a global memory barrier orders each dispatch
-//   and copy after the previous ones.
+//   submitted when the host is about to compute (flush) or records an
+//   event, with a fence per submission: an event is a submission's number,
+//   and waiting for it waits for that submission's fence and those before.
+//   A global memory barrier orders each dispatch and copy after the
+//   previous ones. Downloads copy into a host-visible buffer per slot.
 // - Timing (profiles, traces): timestamps before and after each kernel's
 //   dispatches, read back at wait() and placed on the host's clock with
 //   VK_EXT_calibrated_timestamps: nothing waits between launches.
@@ -72,6 +74,7 @@ struct Batch {
   VkCommandBuffer commands = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   bool inFlight = false;
+  uint64_t submission = 0; // Its event, once submitted.
 };
 
 VKAPI_ATTR VkBool32 VKAPI_CALL
@@ -102,7 +105,12 @@ public:
   void prepare(KernelCall &call) override;
   void launch(KernelCall &call) override;
   void upload(char *to, const char *from, size_t bytes) override;
-  void download(char *to, const char *from, size_t bytes) override;
+  const char *enqueueDownload(size_t slot, const char *from, size_t bytes) override;
+  Event record() override {
+    submit();
+    return submissions;
+  }
+  void waitFor(Event event) override;
   void wait() override;
   void flush() override { submit(); }
   bool startDeviceTiming() override;
@@ -165,6 +173,8 @@ private:
   VkCommandPool commandPool = VK_NULL_HANDLE;
   std::vector<Batch> batches;
   Batch *current = nullptr;
+  uint64_t submissions = 0;
+  std::map<size_t, Allocation> downloadSlots;
   std::mutex errorMutex;
   std::string asyncError;
 
@@ -198,6 +208,8 @@ VulkanBackend::~VulkanBackend() {
       vk->vkDestroyShaderModule(device, m, nullptr);
     for (Allocation *a : {&arena, &constants, &staging, &params})
       destroy(*a);
+    for (auto &[slot, a] : downloadSlots)
+      destroy(a);
     vk->vkDestroyDevice(device, nullptr);
   }
   if (messenger)
@@ -771,15 +783,13 @@ void VulkanBackend::submit() {
       !submitted)
     fail(submitted.error());
   current->inFlight = true;
+  current->submission = ++submissions;
   current = nullptr;
 }
 
-void VulkanBackend::wait() {
-  if (!error().empty())
-    return;
-  submit();
+void VulkanBackend::waitFor(Event event) {
   for (Batch &b : batches) {
-    if (!b.inFlight)
+    if (!b.inFlight || b.submission > event || !error().empty())
       continue;
     if (Expected<void> waited = check(vk->vkWaitForFences(device, 1, &b.fence, VK_TRUE, UINT64_MAX),
                                       "waiting for the device");
@@ -788,6 +798,12 @@ void VulkanBackend::wait() {
     vk->vkResetFences(device, 1, &b.fence);
     b.inFlight = false;
   }
+}
+
+void VulkanBackend::wait() {
+  if (!error().empty())
+    return;
+  waitFor(record());
   stagingUsed = 0;
   if (error().empty())
     readTimestamps();
@@ -914,24 +930,32 @@ void VulkanBackend::upload(char *to, const char *from, size_t bytes) {
   barrier(commands);
 }
 
-void VulkanBackend::download(char *to, const char *from, size_t bytes) {
-  if (bytes == 0)
-    return;
-  uint64_t source = 0, target = 0;
+const char *VulkanBackend::enqueueDownload(size_t slot, const char *from, size_t bytes) {
+  uint64_t source = 0;
   const Allocation *alloc = resolve(from, source);
   if (!alloc || !error().empty()) {
     fail("a download reads memory outside the device");
-    return;
+    return nullptr;
   }
-  char *staged = stage(bytes, target);
+  Allocation &region = downloadSlots[slot];
+  if (region.size < bytes || !region.buffer) {
+    wait(); // A copy in flight may still target the old region.
+    destroy(region);
+    if (Expected<void> created = createBuffer(std::max<uint64_t>(bytes, 64), true, region);
+        !created) {
+      fail(created.error());
+      return nullptr;
+    }
+  }
   VkCommandBuffer commands = recording();
-  if (!staged || !commands)
-    return;
-  VkBufferCopy region{source, target, bytes};
-  vk->vkCmdCopyBuffer(commands, alloc->buffer, staging.buffer, 1, &region);
-  wait();
-  if (error().empty())
-    std::memcpy(to, staged, bytes);
+  if (!commands)
+    return nullptr;
+  if (bytes > 0) { // Empty tensors: Vulkan forbids empty copies.
+    VkBufferCopy copy{source, 0, bytes};
+    vk->vkCmdCopyBuffer(commands, alloc->buffer, region.buffer, 1, &copy);
+    barrier(commands);
+  }
+  return region.mapped;
 }
 
 Expected<std::unique_ptr<Backend>> runtime::createVulkanBackend(const artifact::Device &device) {
