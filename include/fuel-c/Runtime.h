@@ -123,8 +123,10 @@ typedef struct fuel_input {
 } fuel_input;
 
 /* Gives a run the memory for output `index` (`bytes` long, dense and
- * row-major at `shape`), which the run fills before returning. Returning
- * NULL for bytes > 0 fails the run with FUEL_RUN_FAILED. */
+ * row-major at `shape`), before it executes; the run fills it before
+ * returning (outputs computed on the CPU are written there in place when
+ * it is aligned to their elements and holds no input). Returning NULL for
+ * bytes > 0 fails the run with FUEL_RUN_FAILED. */
 typedef void *(*fuel_output_allocator)(void *user_data, size_t index, fuel_dtype dtype,
                                        size_t rank, const int64_t *shape, size_t bytes);
 

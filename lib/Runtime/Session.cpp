@@ -46,6 +46,13 @@ struct Session::Impl {
   // inputs on the CPU, which each run points at the caller's tensors.
   std::vector<char *> arenaAddress, bufferBase;
   std::vector<bool> isInputBuffer;
+  // Outputs the run writes straight into the caller's memory (by output:
+  // its buffer, or -1): a CPU buffer holding that output alone, which no
+  // copy touches; and the kernel arguments in such buffers, which must fit
+  // the output at the run's extents. The current run's output memory.
+  std::vector<int64_t> directBuffer;
+  std::vector<std::pair<size_t, size_t>> directArgs; // Kernel, argument.
+  std::vector<char *> outputMemory;
   // By device: the steps touching it (its launches, copies from and to
   // it), in plan order.
   std::vector<std::vector<size_t>> stepsTouching;
@@ -104,6 +111,10 @@ struct Session::Impl {
   bool onHost(size_t buffer) const {
     return backends[program.buffers[buffer].device]->isHostMemory();
   }
+  bool isDirect(size_t buffer) const {
+    return std::find(directBuffer.begin(), directBuffer.end(), int64_t(buffer)) !=
+           directBuffer.end();
+  }
   KernelCall buildCall(size_t k, const std::vector<int64_t> &values);
   void bindCall(size_t k, const std::vector<int64_t> &values);
   void startBinding();
@@ -136,8 +147,14 @@ struct Session::Impl {
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
-  LogicalResult readOutput(size_t index, const OutputAllocator &allocate,
-                           DiagnosticEngine &diag);
+  void findDirectOutputs();
+  /// Gets each output's memory from `allocate` and points the buffers of
+  /// direct outputs at it where it fits (aligned, the arguments within, no
+  /// input in it: the caller may have an output overwrite an input).
+  LogicalResult bindOutputs(const std::map<std::string, TensorRef> &inputs,
+                            const OutputAllocator &allocate, DiagnosticEngine &diag);
+  /// Copies output `index` into its memory, unless the run wrote it there.
+  LogicalResult readOutput(size_t index, DiagnosticEngine &diag);
 };
 
 LogicalResult Session::Impl::open(DiagnosticEngine &diag) {
@@ -252,7 +269,40 @@ LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
   for (const artifact::Io &in : program.inputs)
     isInputBuffer[in.tensor.index] =
         program.devices[program.buffers[in.tensor.index].device].kind == "cpu";
+  findDirectOutputs();
   return success();
+}
+
+void Session::Impl::findDirectOutputs() {
+  std::vector<int64_t> outputOf(program.buffers.size(), -1); // -2: not direct.
+  for (size_t o = 0; o < program.outputs.size(); ++o) {
+    const artifact::Tensor &t = program.outputs[o].tensor;
+    if (t.storage != artifact::StorageKind::Buffer)
+      continue;
+    int64_t &owner = outputOf[t.index];
+    owner = owner == -1 ? int64_t(o) : -2; // Outputs sharing a buffer are copied.
+    const artifact::Buffer &b = program.buffers[t.index];
+    std::optional<Layout> atBounds = t.layout(program.boundValues());
+    if (isInputBuffer[t.index] || program.devices[b.device].kind != "cpu" || b.sliceOf >= 0 ||
+        !atBounds || !atBounds->isContiguous() || atBounds->offset != 0 ||
+        uint64_t(atBounds->numElements()) * dtypeByteSize(t.dtype) != b.size)
+      owner = -2;
+  }
+  for (const artifact::Buffer &b : program.buffers)
+    if (b.sliceOf >= 0) // In-place concats: the whole stays in the arena.
+      outputOf[b.sliceOf] = -2;
+  for (const artifact::Copy &c : program.copies) // Copies move planned sizes.
+    outputOf[c.source] = outputOf[c.target] = -2;
+  directBuffer.assign(program.outputs.size(), -1);
+  for (size_t b = 0; b < outputOf.size(); ++b)
+    if (outputOf[b] >= 0)
+      directBuffer[outputOf[b]] = int64_t(b);
+  for (size_t k = 0; k < program.kernels.size(); ++k)
+    for (size_t a = 0; a < program.kernels[k].args.size(); ++a) {
+      const artifact::Tensor &t = program.kernels[k].args[a].tensor;
+      if (t.storage == artifact::StorageKind::Buffer && outputOf[t.index] >= 0)
+        directArgs.push_back({k, a});
+    }
 }
 
 LogicalResult Session::Impl::importConstants(DiagnosticEngine &diag) {
@@ -297,7 +347,7 @@ KernelCall Session::Impl::buildCall(size_t k, const std::vector<int64_t> &values
     int64_t base = reinterpret_cast<int64_t>(baseOf(arg.tensor, info.device));
     std::vector<int64_t> d{base, base + layout.offset * width, 0};
     if (arg.tensor.storage == artifact::StorageKind::Buffer &&
-        isInputBuffer[arg.tensor.index])
+        (isInputBuffer[arg.tensor.index] || isDirect(arg.tensor.index)))
       call.rebinds.push_back({static_cast<unsigned>(call.descriptors.size()),
                               arg.tensor.index, layout.offset * width});
     d.insert(d.end(), layout.sizes.begin(), layout.sizes.end());
@@ -697,17 +747,55 @@ void Session::Impl::execute() {
   allBound = true;
 }
 
-LogicalResult Session::Impl::readOutput(size_t index, const OutputAllocator &allocate,
-                                        DiagnosticEngine &diag) {
+LogicalResult Session::Impl::bindOutputs(const std::map<std::string, TensorRef> &inputs,
+                                         const OutputAllocator &allocate, DiagnosticEngine &diag) {
+  outputMemory.assign(program.outputs.size(), nullptr);
+  std::vector<int64_t> outputBytes(program.outputs.size(), 0);
+  for (size_t i = 0; i < program.outputs.size(); ++i) {
+    const artifact::Io &out = program.outputs[i];
+    Layout layout = *out.tensor.layout(symbolValues);
+    size_t width = dtypeByteSize(out.tensor.dtype);
+    size_t bytes = static_cast<size_t>(layout.numElements()) * width;
+    outputMemory[i] = static_cast<char *>(allocate(i, out.tensor.dtype, layout.sizes, bytes));
+    if (!outputMemory[i] && bytes > 0)
+      return error(diag, "no memory was given for output '" + out.name + "'");
+    outputBytes[i] = static_cast<int64_t>(bytes);
+    if (directBuffer[i] < 0)
+      continue;
+    // Kernels take pointers aligned to their elements; an output the run
+    // does not write whole and dense is copied.
+    char *to = outputMemory[i];
+    bool fits = reinterpret_cast<uintptr_t>(to) % width == 0 && bytes > 0 &&
+                layout.isContiguous() && layout.offset == 0;
+    for (const auto &[name, in] : inputs) {
+      uintptr_t data = reinterpret_cast<uintptr_t>(in.data), at = reinterpret_cast<uintptr_t>(to);
+      fits = fits && (data + in.bytes <= at || at + bytes <= data);
+    }
+    bufferBase[directBuffer[i]] = fits ? to : arenaAddress[directBuffer[i]];
+  }
+  for (auto [k, a] : directArgs) {
+    const artifact::Tensor &t = program.kernels[k].args[a].tensor;
+    size_t o = std::find(directBuffer.begin(), directBuffer.end(), int64_t(t.index)) -
+               directBuffer.begin();
+    if (bufferBase[t.index] != outputMemory[o])
+      continue;
+    std::optional<Layout> layout = t.layout(symbolValues);
+    if (!layout || !layout->fitsIn(outputBytes[o] / int64_t(dtypeByteSize(t.dtype))))
+      bufferBase[t.index] = arenaAddress[t.index];
+  }
+  return success();
+}
+
+LogicalResult Session::Impl::readOutput(size_t index, DiagnosticEngine &diag) {
   const artifact::Io &out = program.outputs[index];
   const artifact::Tensor &tensor = out.tensor;
   Layout layout = *tensor.layout(symbolValues);
   size_t width = dtypeByteSize(tensor.dtype);
   int64_t count = layout.numElements();
   size_t bytes = static_cast<size_t>(count) * width;
-  char *to = static_cast<char *>(allocate(index, tensor.dtype, layout.sizes, bytes));
-  if (!to && bytes > 0)
-    return error(diag, "no memory was given for output '" + out.name + "'");
+  char *to = outputMemory[index];
+  if (directBuffer[index] >= 0 && bufferBase[directBuffer[index]] == to)
+    return success(); // Written in place.
   const char *base = nullptr;
   if (tensor.storage == artifact::StorageKind::Constant) {
     base = weights.data() + program.constants[tensor.index].offset;
@@ -817,7 +905,8 @@ LogicalResult Session::run(const std::map<std::string, TensorRef> &inputs,
                            const OutputAllocator &allocate, DiagnosticEngine &diag,
                            const std::map<std::string, int64_t> &symbols) {
   std::lock_guard<std::mutex> lock(impl->running);
-  if (failed(impl->bindSymbols(inputs, symbols, diag)))
+  if (failed(impl->bindSymbols(inputs, symbols, diag)) ||
+      failed(impl->bindOutputs(inputs, allocate, diag)))
     return failure();
   for (const artifact::Io &in : impl->program.inputs) {
     const TensorRef &t = inputs.at(in.name);
@@ -841,7 +930,7 @@ LogicalResult Session::run(const std::map<std::string, TensorRef> &inputs,
       return impl->error(diag, impl->program.devices[d].id + ": " +
                                    impl->backends[d]->error());
   for (size_t i = 0; i < impl->program.outputs.size(); ++i)
-    if (failed(impl->readOutput(i, allocate, diag)))
+    if (failed(impl->readOutput(i, diag)))
       return failure();
   return success();
 }

@@ -56,8 +56,10 @@ struct TensorRef {
 };
 
 /// Gives a run the memory for output `index` (dense, row-major, `bytes`
-/// long); the run writes it before returning. nullptr (for bytes > 0) fails
-/// the run.
+/// long), before it executes; the run writes it before returning. An output
+/// the CPU computes is written there in place (no copy) where the memory is
+/// aligned to its elements and holds no input; any other is copied in at
+/// the end. nullptr (for bytes > 0) fails the run.
 using OutputAllocator = std::function<void *(size_t index, DType dtype,
                                              std::span<const int64_t> shape,
                                              size_t bytes)>;

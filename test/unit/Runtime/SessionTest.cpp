@@ -123,6 +123,44 @@ TEST_CASE("an artifact runs and matches the reference interpreter", "[runtime]")
   }
 }
 
+TEST_CASE("outputs the CPU computes are written in place where their memory allows", "[runtime]") {
+  // On a null CPU, whose kernels write nothing: memory written in place
+  // keeps what the caller put there, while a copy brings the arena's zeros.
+  std::string bytes = buildArtifact(kGraph);
+  runtime::RuntimeOptions options;
+  options.nullDevices = {"cpu"};
+  DiagnosticEngine diag;
+  auto session = runtime::Session::load(FileBuffer::fromBytes(bytes), "a.fplan", options, diag);
+  REQUIRE(session);
+  alignas(16) float x[16] = {}; // The input is the first 12.
+  std::vector<int64_t> shape{3, 4};
+  std::map<std::string, runtime::TensorRef> inputs{{"x", {DType::F32, shape, x, 48}}};
+  alignas(16) char memory[2][64];
+  auto runWith = [&](std::function<void *(size_t)> place) {
+    std::memset(memory, 0x7f, sizeof memory);
+    REQUIRE(succeeded(session->run(
+        inputs, [&](size_t i, DType, std::span<const int64_t>, size_t) { return place(i); },
+        diag)));
+  };
+  auto untouched = [](const char *at) {
+    return std::all_of(at, at + 60, [](char c) { return c == 0x7f; });
+  };
+  auto zeros = [](const char *at) {
+    return std::all_of(at, at + 60, [](char c) { return c == 0; });
+  };
+  // Aligned: both outputs in place (g is also read by the transpose after).
+  runWith([&](size_t i) { return memory[i]; });
+  CHECK((untouched(memory[0]) && untouched(memory[1])));
+  // Misaligned for f32: copied; the other output still in place.
+  runWith([&](size_t i) { return i == 0 ? memory[0] + 1 : memory[1]; });
+  CHECK((zeros(memory[0] + 1) && untouched(memory[1])));
+  // An output over the input (the caller overwrites x): copied at the end.
+  std::fill(x, x + 16, 1.0f);
+  runWith([&](size_t i) { return i == 1 ? static_cast<void *>(x) : memory[0]; });
+  CHECK(std::all_of(x, x + 15, [](float v) { return v == 0; }));
+  CHECK(untouched(memory[0]));
+}
+
 TEST_CASE("a kernel missing from the binary fails the load", "[runtime]") {
   std::vector<ArtifactSection> sections = sectionsOf(buildArtifact(kGraph));
   // The one-kernel graph's binary exports fuel_k0 only.
