@@ -16,6 +16,9 @@
 //   memory, downloads into pinned memory per slot. An event is a CUDA event
 //   recorded on the stream; the host synchronizes with it when it needs a
 //   copy's bytes, and with the whole stream at the end of a run.
+// - Timing (profiles, traces): timing events before and after each launch,
+//   read at the end of a run and placed on the host's clock against one
+//   more event the host waits for: nothing waits between launches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +30,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
 
 using namespace fuel;
 using namespace fuel::runtime;
@@ -52,6 +57,10 @@ Expected<std::unique_ptr<CudaDriver>> CudaDriver::open() {
     return Error{"the CUDA driver lacks " #name};
   FUEL_CUDA_FUNCTIONS(FUEL_CUDA_LOAD)
 #undef FUEL_CUDA_LOAD
+  for (const char *name : {"cuEventElapsedTime_v2", "cuEventElapsedTime"})
+    if (!driver->eventElapsedTime)
+      driver->eventElapsedTime =
+          reinterpret_cast<decltype(driver->eventElapsedTime)>(dlsym(library, name));
   return driver;
 }
 
@@ -100,6 +109,8 @@ public:
   Event record() override;
   void waitFor(Event event) override;
   void wait() override;
+  bool startDeviceTiming() override;
+  std::vector<LaunchSpan> takeLaunchSpans() override { return std::exchange(spans, {}); }
   std::string describe() const override { return name; }
   std::string error() override;
 
@@ -108,6 +119,12 @@ private:
   bool ok(CUresult result, const std::string &what);
   /// Room for `bytes` in the pinned staging memory.
   char *stage(size_t bytes);
+  /// A timing event for the `index`-th timestamp since the last wait.
+  CUevent timestamp(size_t index);
+  /// Places the timestamps of the launches since the last wait on the
+  /// host's clock, from an event the host waits for: each launch's end is
+  /// that event's host time less the elapsed time between them.
+  void readTimestamps();
 
   std::unique_ptr<CudaDriver> cu;
   CUdevice device = 0;
@@ -129,6 +146,12 @@ private:
   // are complete), reused after it.
   std::vector<CUevent> events;
   uint64_t recorded = 0, epoch = 0;
+  // Device timing: a pair of timing events around each launch since the
+  // last wait (and one more to anchor them), and the kernel each timed.
+  bool timing = false;
+  std::vector<CUevent> timestamps;
+  std::vector<size_t> timedKernels;
+  std::vector<LaunchSpan> spans;
   std::mutex errorMutex;
   std::string asyncError;
 };
@@ -148,8 +171,9 @@ CudaBackend::~CudaBackend() {
       cu->cuMemFreeHost(p);
   for (auto &[slot, region] : downloadSlots)
     cu->cuMemFreeHost(region.first);
-  for (CUevent e : events)
-    cu->cuEventDestroy_v2(e);
+  for (const std::vector<CUevent> *pool : {&events, &timestamps})
+    for (CUevent e : *pool)
+      cu->cuEventDestroy_v2(e);
   for (CUmodule m : modules)
     cu->cuModuleUnload(m);
   if (stream)
@@ -336,6 +360,12 @@ void CudaBackend::prepare(KernelCall &call) {
 void CudaBackend::launch(KernelCall &call) {
   if (!error().empty() || !ok(cu->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
     return;
+  if (timing) {
+    CUevent start = timestamp(2 * timedKernels.size());
+    if (!start || !ok(cu->cuEventRecord(start, stream), "recording a timestamp"))
+      return;
+    timedKernels.push_back(call.kernel);
+  }
   for (PreparedLaunch &p : prepared[call.kernel]) {
     if (p.paramsChanged) {
       if (!ok(cu->cuMemcpyHtoDAsync_v2(params + p.paramsOffset, hostParams + p.paramsOffset,
@@ -351,6 +381,46 @@ void CudaBackend::launch(KernelCall &call) {
             "launching '" + p.dispatch->entry + "'"))
       return;
   }
+  if (timing) {
+    CUevent end = timestamp(2 * timedKernels.size() - 1);
+    if (end)
+      ok(cu->cuEventRecord(end, stream), "recording a timestamp");
+  }
+}
+
+CUevent CudaBackend::timestamp(size_t index) {
+  while (timestamps.size() <= index) {
+    CUevent event = nullptr;
+    if (!ok(cu->cuEventCreate(&event, 0), "creating a timing event"))
+      return nullptr;
+    timestamps.push_back(event);
+  }
+  return timestamps[index];
+}
+
+bool CudaBackend::startDeviceTiming() {
+  timing = cu->eventElapsedTime != nullptr;
+  return timing;
+}
+
+void CudaBackend::readTimestamps() {
+  if (timedKernels.empty() || !error().empty())
+    return;
+  CUevent anchor = timestamp(2 * timedKernels.size());
+  if (!anchor || !ok(cu->cuEventRecord(anchor, stream), "recording a timestamp") ||
+      !ok(cu->cuEventSynchronize(anchor), "running on the device"))
+    return;
+  double now =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  auto hostTime = [&](CUevent event) {
+    float ms = 0;
+    ok(cu->eventElapsedTime(&ms, event, anchor), "reading a timestamp");
+    return now - ms * 1e-3;
+  };
+  for (size_t i = 0; i < timedKernels.size(); ++i)
+    spans.push_back(
+        {timedKernels[i], hostTime(timestamps[2 * i]), hostTime(timestamps[2 * i + 1])});
+  timedKernels.clear();
 }
 
 char *CudaBackend::stage(size_t bytes) {
@@ -436,6 +506,7 @@ void CudaBackend::wait() {
     ok(cu->cuStreamSynchronize(stream), "running on the device");
   stagingUsed = 0;
   epoch = recorded;
+  readTimestamps();
 }
 
 Expected<std::unique_ptr<Backend>> runtime::createCudaBackend(const artifact::Device &device) {

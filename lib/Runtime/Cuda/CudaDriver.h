@@ -71,6 +71,10 @@ struct CudaDriver {
   FUEL_CUDA_FUNCTIONS(FUEL_CUDA_MEMBER)
 #undef FUEL_CUDA_MEMBER
 
+  /// cuEventElapsedTime (as `_v2` in newer drivers), or nullptr: only
+  /// device timing needs it, so a driver without it still runs plans.
+  std::add_pointer_t<CUresult(float *, CUevent, CUevent)> eventElapsedTime = nullptr;
+
   ~CudaDriver();
   /// Opens the driver, or says why there is none.
   static Expected<std::unique_ptr<CudaDriver>> open();
