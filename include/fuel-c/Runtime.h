@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define FUEL_C_API_VERSION 1
+#define FUEL_C_API_VERSION 2
 
 /* Element types. A fuel_dtype is an integer, not an enum, so that any value
  * a caller passes is defined behaviour (and refused when unknown); these
@@ -145,6 +145,31 @@ fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
                               size_t input_count, const fuel_symbol *symbols,
                               size_t symbol_count, fuel_output_allocator allocate,
                               void *user_data);
+
+/* Where fuel_session_run_views left an output: FUEL_VIEW_NONE, written
+ * into memory the allocator gave; FUEL_VIEW_INPUT or FUEL_VIEW_OUTPUT, a
+ * view of input `index` (in the caller's `inputs` order) or of output
+ * `index` (never itself a view): its element at multi-index i is element
+ * offset + sum(i[d] * strides[d]) of that tensor's dense memory. */
+enum { FUEL_VIEW_NONE = 0, FUEL_VIEW_INPUT = 1, FUEL_VIEW_OUTPUT = 2 };
+typedef struct fuel_output_view {
+  int32_t source;
+  size_t index;
+  int64_t offset;
+  /* Given by the caller: room for the output's rank (fuel_session_output_info)
+   * entries each, which the run fills for a view. */
+  int64_t *shape;
+  int64_t *strides;
+} fuel_output_view;
+
+/* fuel_session_run for callers that take views: outputs that are views of
+ * an input or of another output (a reshape, transpose or slice of it) get
+ * no memory from `allocate` and no copy; views[i] (one per output) says
+ * where output i lies. Since FUEL_C_API_VERSION 2. */
+fuel_status *fuel_session_run_views(fuel_session *session, const fuel_input *inputs,
+                                    size_t input_count, const fuel_symbol *symbols,
+                                    size_t symbol_count, fuel_output_allocator allocate,
+                                    void *user_data, fuel_output_view *views);
 
 /* Time per kernel kind and device over the runs so far (tab-separated,
  * with a header line); the caller frees it with fuel_string_free. */

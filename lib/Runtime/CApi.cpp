@@ -256,14 +256,20 @@ static fuel_status *readSymbols(const fuel_symbol *symbols, size_t count,
   return nullptr;
 }
 
-fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
-                              size_t input_count, const fuel_symbol *symbols,
-                              size_t symbol_count, fuel_output_allocator allocate,
-                              void *user_data) {
+static_assert(int(OutputView::Source::None) == FUEL_VIEW_NONE &&
+              int(OutputView::Source::Input) == FUEL_VIEW_INPUT &&
+              int(OutputView::Source::Output) == FUEL_VIEW_OUTPUT);
+
+/// fuel_session_run, and with `views` fuel_session_run_views (`entry`
+/// names which in messages).
+static fuel_status *run(const char *entry, fuel_session *session, const fuel_input *inputs,
+                        size_t input_count, const fuel_symbol *symbols, size_t symbol_count,
+                        fuel_output_allocator allocate, void *user_data, fuel_output_view *views) {
+  std::string name = entry;
   if (!session)
-    return makeStatus(FUEL_INVALID_ARGUMENT, "fuel_session_run: session is NULL");
+    return makeStatus(FUEL_INVALID_ARGUMENT, name + ": session is NULL");
   if (!allocate)
-    return makeStatus(FUEL_INVALID_ARGUMENT, "fuel_session_run: allocate is NULL");
+    return makeStatus(FUEL_INVALID_ARGUMENT, name + ": allocate is NULL");
   return guarded([&] {
     std::map<std::string, TensorRef> refs;
     if (fuel_status *malformed = readInputs(inputs, input_count, refs))
@@ -271,16 +277,53 @@ fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs,
     std::map<std::string, int64_t> values;
     if (fuel_status *malformed = readSymbols(symbols, symbol_count, values))
       return malformed;
+    std::vector<TensorInfo> outputs = session->session->outputs();
+    for (size_t i = 0; views && i < outputs.size(); ++i)
+      if ((!views[i].shape || !views[i].strides) && !outputs[i].shape.empty())
+        return makeStatus(FUEL_INVALID_ARGUMENT, name + ": view " + std::to_string(i) + " ('" +
+                                                     outputs[i].name +
+                                                     "') has a NULL shape or strides");
     StatusCollector errors;
     auto give = [&](size_t index, DType dtype, std::span<const int64_t> shape,
                     size_t bytes) {
       return allocate(user_data, index, fuel_dtype(dtype), shape.size(), shape.data(),
                       bytes);
     };
-    if (failed(session->session->run(refs, give, errors.diag, values)))
+    std::vector<OutputView> where;
+    if (failed(session->session->run(refs, give, errors.diag, values, views ? &where : nullptr)))
       return errors.status(FUEL_RUN_FAILED);
+    std::vector<TensorInfo> planInputs = session->session->inputs();
+    for (size_t i = 0; views && i < where.size(); ++i) {
+      fuel_output_view &v = views[i];
+      v.source = int32_t(where[i].source);
+      v.index = where[i].index;
+      v.offset = where[i].offset;
+      if (where[i].source == OutputView::Source::Input) // As the caller ordered them.
+        for (size_t j = 0; j < input_count; ++j)
+          if (planInputs[where[i].index].name == inputs[j].name)
+            v.index = j;
+      std::copy(where[i].shape.begin(), where[i].shape.end(), v.shape);
+      std::copy(where[i].strides.begin(), where[i].strides.end(), v.strides);
+    }
     return static_cast<fuel_status *>(nullptr);
   });
+}
+
+fuel_status *fuel_session_run(fuel_session *session, const fuel_input *inputs, size_t input_count,
+                              const fuel_symbol *symbols, size_t symbol_count,
+                              fuel_output_allocator allocate, void *user_data) {
+  return run("fuel_session_run", session, inputs, input_count, symbols, symbol_count, allocate,
+             user_data, nullptr);
+}
+
+fuel_status *fuel_session_run_views(fuel_session *session, const fuel_input *inputs,
+                                    size_t input_count, const fuel_symbol *symbols,
+                                    size_t symbol_count, fuel_output_allocator allocate,
+                                    void *user_data, fuel_output_view *views) {
+  if (!views)
+    return makeStatus(FUEL_INVALID_ARGUMENT, "fuel_session_run_views: views is NULL");
+  return run("fuel_session_run_views", session, inputs, input_count, symbols, symbol_count,
+             allocate, user_data, views);
 }
 
 /// A malloc'd copy of `text`, which the caller frees with fuel_string_free.

@@ -53,6 +53,10 @@ struct Session::Impl {
   std::vector<int64_t> directBuffer;
   std::vector<std::pair<size_t, size_t>> directArgs; // Kernel, argument.
   std::vector<char *> outputMemory;
+  // By output: the input or output it is a view of, for callers that take
+  // views (findViewSources): a CPU input's buffer, else the first output
+  // holding the buffer whole.
+  std::vector<OutputView> viewSource;
   // By device: the steps touching it (its launches, copies from and to
   // it), in plan order.
   std::vector<std::vector<size_t>> stepsTouching;
@@ -147,12 +151,18 @@ struct Session::Impl {
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
+  /// Whether `t` is its buffer's whole contents, dense, at the bounds.
+  bool holdsWhole(const artifact::Tensor &t) const;
   void findDirectOutputs();
+  void findViewSources();
+  /// Where each output lies at the run's extents, for a caller taking views.
+  std::vector<OutputView> outputViews() const;
   /// Gets each output's memory from `allocate` and points the buffers of
   /// direct outputs at it where it fits (aligned, the arguments within, no
   /// input in it: the caller may have an output overwrite an input).
   LogicalResult bindOutputs(const std::map<std::string, TensorRef> &inputs,
-                            const OutputAllocator &allocate, DiagnosticEngine &diag);
+                            const OutputAllocator &allocate, const std::vector<OutputView> *views,
+                            DiagnosticEngine &diag);
   /// Copies output `index` into its memory, unless the run wrote it there.
   LogicalResult readOutput(size_t index, DiagnosticEngine &diag);
 };
@@ -270,7 +280,61 @@ LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
     isInputBuffer[in.tensor.index] =
         program.devices[program.buffers[in.tensor.index].device].kind == "cpu";
   findDirectOutputs();
+  findViewSources();
   return success();
+}
+
+bool Session::Impl::holdsWhole(const artifact::Tensor &t) const {
+  std::optional<Layout> atBounds = t.layout(program.boundValues());
+  return t.storage == artifact::StorageKind::Buffer && atBounds && atBounds->isContiguous() &&
+         atBounds->offset == 0 &&
+         uint64_t(atBounds->numElements()) * dtypeByteSize(t.dtype) ==
+             program.buffers[t.index].size;
+}
+
+void Session::Impl::findViewSources() {
+  viewSource.assign(program.outputs.size(), {});
+  for (size_t o = 0; o < program.outputs.size(); ++o) {
+    const artifact::Tensor &t = program.outputs[o].tensor;
+    if (t.storage != artifact::StorageKind::Buffer)
+      continue;
+    OutputView &v = viewSource[o];
+    for (size_t j = 0; j < program.inputs.size() && v.source == OutputView::Source::None; ++j)
+      if (program.inputs[j].tensor.index == t.index && isInputBuffer[t.index] &&
+          program.inputs[j].tensor.dtype == t.dtype) {
+        v.source = OutputView::Source::Input;
+        v.index = j;
+      }
+    // Else a view of the first output holding the buffer whole, unless this
+    // is that one.
+    for (size_t k = 0; k < program.outputs.size() && v.source == OutputView::Source::None; ++k) {
+      const artifact::Tensor &base = program.outputs[k].tensor;
+      if (k != o && base.storage == artifact::StorageKind::Buffer && base.index == t.index &&
+          base.dtype == t.dtype && holdsWhole(base) && (k < o || !holdsWhole(t))) {
+        v.source = OutputView::Source::Output;
+        v.index = k;
+      }
+    }
+  }
+}
+
+std::vector<OutputView> Session::Impl::outputViews() const {
+  std::vector<OutputView> views = viewSource;
+  for (size_t o = 0; o < views.size(); ++o) {
+    OutputView &v = views[o];
+    if (v.source == OutputView::Source::Output) { // Its base must be dense at these extents.
+      std::optional<Layout> base = program.outputs[v.index].tensor.layout(symbolValues);
+      if (!base || !base->isContiguous() || base->offset != 0)
+        v = {};
+    }
+    if (v.source == OutputView::Source::None)
+      continue;
+    Layout layout = *program.outputs[o].tensor.layout(symbolValues);
+    v.shape = layout.sizes;
+    v.strides = layout.strides;
+    v.offset = layout.offset;
+  }
+  return views;
 }
 
 void Session::Impl::findDirectOutputs() {
@@ -282,10 +346,8 @@ void Session::Impl::findDirectOutputs() {
     int64_t &owner = outputOf[t.index];
     owner = owner == -1 ? int64_t(o) : -2; // Outputs sharing a buffer are copied.
     const artifact::Buffer &b = program.buffers[t.index];
-    std::optional<Layout> atBounds = t.layout(program.boundValues());
     if (isInputBuffer[t.index] || program.devices[b.device].kind != "cpu" || b.sliceOf >= 0 ||
-        !atBounds || !atBounds->isContiguous() || atBounds->offset != 0 ||
-        uint64_t(atBounds->numElements()) * dtypeByteSize(t.dtype) != b.size)
+        !holdsWhole(t))
       owner = -2;
   }
   for (const artifact::Buffer &b : program.buffers)
@@ -748,10 +810,14 @@ void Session::Impl::execute() {
 }
 
 LogicalResult Session::Impl::bindOutputs(const std::map<std::string, TensorRef> &inputs,
-                                         const OutputAllocator &allocate, DiagnosticEngine &diag) {
+                                         const OutputAllocator &allocate,
+                                         const std::vector<OutputView> *views,
+                                         DiagnosticEngine &diag) {
   outputMemory.assign(program.outputs.size(), nullptr);
   std::vector<int64_t> outputBytes(program.outputs.size(), 0);
   for (size_t i = 0; i < program.outputs.size(); ++i) {
+    if (views && (*views)[i].source != OutputView::Source::None)
+      continue; // The caller's view of other memory: nothing to write.
     const artifact::Io &out = program.outputs[i];
     Layout layout = *out.tensor.layout(symbolValues);
     size_t width = dtypeByteSize(out.tensor.dtype);
@@ -794,8 +860,8 @@ LogicalResult Session::Impl::readOutput(size_t index, DiagnosticEngine &diag) {
   int64_t count = layout.numElements();
   size_t bytes = static_cast<size_t>(count) * width;
   char *to = outputMemory[index];
-  if (directBuffer[index] >= 0 && bufferBase[directBuffer[index]] == to)
-    return success(); // Written in place.
+  if (!to || (directBuffer[index] >= 0 && bufferBase[directBuffer[index]] == to))
+    return success(); // A view, empty, or written in place.
   const char *base = nullptr;
   if (tensor.storage == artifact::StorageKind::Constant) {
     base = weights.data() + program.constants[tensor.index].offset;
@@ -903,10 +969,14 @@ LogicalResult Session::run(const std::map<std::string, Tensor> &inputs,
 
 LogicalResult Session::run(const std::map<std::string, TensorRef> &inputs,
                            const OutputAllocator &allocate, DiagnosticEngine &diag,
-                           const std::map<std::string, int64_t> &symbols) {
+                           const std::map<std::string, int64_t> &symbols,
+                           std::vector<OutputView> *views) {
   std::lock_guard<std::mutex> lock(impl->running);
-  if (failed(impl->bindSymbols(inputs, symbols, diag)) ||
-      failed(impl->bindOutputs(inputs, allocate, diag)))
+  if (failed(impl->bindSymbols(inputs, symbols, diag)))
+    return failure();
+  if (views)
+    *views = impl->outputViews();
+  if (failed(impl->bindOutputs(inputs, allocate, views, diag)))
     return failure();
   for (const artifact::Io &in : impl->program.inputs) {
     const TensorRef &t = inputs.at(in.name);

@@ -1,7 +1,8 @@
 /* The runtime's C interface, compiled as C: every malformed call gets the
  * status it documents with a message naming the problem, and runs of the
  * MLP example (x[B, 64] -> probs[B, 10], planned with B <= 4) behave as the
- * plan says. Usage: fuel-c-api-test MLP.fplan */
+ * plan says; views.fplan (test/unit/Runtime/plans/views.json) checks runs
+ * that take views. Usage: fuel-c-api-test MLP.fplan VIEWS.fplan */
 #include "fuel-c/Runtime.h"
 
 #include <math.h>
@@ -259,9 +260,53 @@ static void checkMemoryLoad(const char *path) {
   fuel_session_free(session);
 }
 
+/* views.fplan: x[4, 6] -> t = relu(x)^T, r = relu(x), f = x as [3, 8], x. */
+static void checkViews(const char *path) {
+  fuel_session *session = NULL;
+  fuel_status *status = fuel_session_load_file(path, NULL, &session);
+  CHECK(!status);
+  if (status) {
+    fuel_status_free(status);
+    return;
+  }
+  float x[24];
+  fillRandom(x, 24, 9);
+  int64_t shape[2] = {4, 6};
+  fuel_input in = {"x", FUEL_DTYPE_F32, 2, shape, x, sizeof x};
+  int64_t dims[4][2][2]; /* Per output: shape, strides. */
+  fuel_output_view views[4];
+  for (int i = 0; i < 4; ++i) {
+    views[i].shape = dims[i][0];
+    views[i].strides = dims[i][1];
+  }
+  struct Outputs out = {0};
+  CHECK(!fuel_session_run_views(session, &in, 1, NULL, 0, allocateOutput, &out, views));
+  /* Only r (output 1) was given memory; t views it, f and x view the input. */
+  CHECK(out.count == 2 && out.data[0] == NULL && out.data[1] != NULL);
+  CHECK(views[0].source == FUEL_VIEW_OUTPUT && views[0].index == 1);
+  CHECK(views[1].source == FUEL_VIEW_NONE);
+  CHECK(views[2].source == FUEL_VIEW_INPUT && views[2].index == 0);
+  CHECK(views[3].source == FUEL_VIEW_INPUT && views[3].index == 0);
+  CHECK(dims[0][0][0] == 6 && dims[0][0][1] == 4 && dims[2][0][0] == 3 && dims[2][0][1] == 8);
+  if (out.data[1])
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t j = 0; j < 4; ++j) { /* t[i][j] through the view: relu(x[j][i]). */
+        float want = x[j * 6 + i] > 0 ? x[j * 6 + i] : 0;
+        CHECK(out.data[1][views[0].offset + i * dims[0][1][0] + j * dims[0][1][1]] == want);
+      }
+  freeOutputs(&out);
+  views[2].shape = NULL;
+  EXPECT_STATUS(fuel_session_run_views(session, &in, 1, NULL, 0, allocateOutput, &out, views),
+                FUEL_INVALID_ARGUMENT, "view 2 ('f') has a NULL shape or strides");
+  EXPECT_STATUS(fuel_session_run_views(session, &in, 1, NULL, 0, allocateOutput, &out, NULL),
+                FUEL_INVALID_ARGUMENT, "fuel_session_run_views: views is NULL");
+  freeOutputs(&out);
+  fuel_session_free(session);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: fuel-c-api-test MLP.fplan\n");
+  if (argc != 3) {
+    fprintf(stderr, "usage: fuel-c-api-test MLP.fplan VIEWS.fplan\n");
     return 2;
   }
   fuel_session *session = NULL;
@@ -277,6 +322,7 @@ int main(int argc, char **argv) {
   fuel_session_free(session);
   checkBadLoads();
   checkMemoryLoad(argv[1]);
+  checkViews(argv[2]);
   if (failures)
     fprintf(stderr, "%d checks failed\n", failures);
   else

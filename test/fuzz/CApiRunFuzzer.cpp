@@ -1,11 +1,12 @@
 //===- CApiRunFuzzer.cpp - libFuzzer target for the C interface's run -----===//
 //
-// Arbitrary bytes as the arguments of fuel_session_run on the MLP example
-// (x[B, 64], B <= 4): up to three inputs with any name, dtype value, rank,
-// extents (negative and huge included), data (none, misaligned, any size up
-// to what the fuzzer allocated), symbols set by name, and an allocator that
-// may refuse. No crash,
-// no sanitizer report; every failure has a message.
+// Arbitrary bytes as the arguments of fuel_session_run (or
+// fuel_session_run_views, with or without room for the views) on the MLP
+// example (x[B, 64], B <= 4): up to three inputs with any name, dtype value,
+// rank, extents (negative and huge included), data (none, misaligned, any
+// size up to what the fuzzer allocated), symbols set by name, and an
+// allocator that may refuse or give misaligned memory. No crash, no
+// sanitizer report; every failure has a message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,11 +43,17 @@ private:
   size_t size, at = 0;
 };
 
+/// Output memory: refused past 4 outputs or 1 MiB, misaligned by `shift`.
+struct Outputs {
+  std::vector<std::vector<char>> buffers;
+  size_t shift = 0;
+};
+
 void *allocate(void *user, size_t, fuel_dtype, size_t, const int64_t *, size_t bytes) {
-  auto *buffers = static_cast<std::vector<std::vector<char>> *>(user);
-  if (buffers->size() >= 4 || bytes > (1u << 20))
+  auto *outputs = static_cast<Outputs *>(user);
+  if (outputs->buffers.size() >= 4 || bytes > (1u << 20))
     return nullptr;
-  return buffers->emplace_back(bytes).data();
+  return outputs->buffers.emplace_back(bytes + outputs->shift).data() + outputs->shift;
 }
 } // namespace
 
@@ -83,16 +90,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     input.data = in.byte() % 16 ? memory[i].data() + misalign : nullptr;
     input.bytes = bytes;
   }
-  std::vector<std::vector<char>> outputs;
-  outputs.reserve(4);
+  Outputs outputs;
+  outputs.shift = in.byte() % 4 == 0 ? 2 : 0;
   // Symbols: none, B, an unknown one, a NULL name; any value.
   static const char *const symbolNames[] = {"B", "T", nullptr};
   std::vector<fuel_symbol> symbols(in.byte() % 3);
   for (fuel_symbol &s : symbols)
     s = {symbolNames[in.byte() % 3], in.extent()};
+  const fuel_symbol *symbolData = symbols.empty() ? nullptr : symbols.data();
+  int64_t dims[2][2];
+  fuel_output_view view{FUEL_VIEW_NONE, 0, 0, dims[0], dims[1]};
+  uint8_t entry = in.byte() % 4;
+  if (entry == 1)
+    view.shape = nullptr;
   fuel_status *status =
-      fuel_session_run(session, inputs.data(), count, symbols.empty() ? nullptr : symbols.data(),
-                       symbols.size(), allocate, &outputs);
+      entry == 0 ? fuel_session_run(session, inputs.data(), count, symbolData, symbols.size(),
+                                    allocate, &outputs)
+                 : fuel_session_run_views(session, inputs.data(), count, symbolData, symbols.size(),
+                                          allocate, &outputs, entry == 2 ? nullptr : &view);
   if (status && std::strlen(fuel_status_get_message(status)) == 0)
     std::abort();
   fuel_status_free(status);

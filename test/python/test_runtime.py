@@ -216,3 +216,30 @@ def test_symbols_set_by_name_must_agree_with_the_inputs(mlp):
         session.run({"x": x}, symbols={"B": 2})
     with pytest.raises(fuel.Error, match="the plan has no symbol named 'T' \\(its symbols: B\\)"):
         session.run({"x": x}, symbols={"T": 2})
+
+
+def test_views_of_inputs_and_outputs_are_numpy_views(tmp_path):
+    graph = {
+        "format": "fuel.graph", "version": 1, "name": "views",
+        "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 6]}],
+        "nodes": [
+            {"id": "r", "op": "relu", "inputs": ["x"]},
+            {"id": "t", "op": "transpose", "inputs": ["r"]},
+            {"id": "f", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [3, 8]}},
+        ],
+        "outputs": ["t", "r", "f", "x"],
+    }
+    session = fuel.Session(plan(tmp_path, graph))
+    x = np.random.default_rng(6).standard_normal((4, 6)).astype(np.float32)
+    viewed = session.run({"x": x}, views=True)
+    np.testing.assert_array_equal(viewed["r"], np.maximum(x, 0))
+    np.testing.assert_array_equal(viewed["t"], np.maximum(x, 0).T)
+    np.testing.assert_array_equal(viewed["f"], x.reshape(3, 8))
+    # No copies: t shares r's memory, f and x the input's.
+    assert np.shares_memory(viewed["t"], viewed["r"])
+    assert np.shares_memory(viewed["f"], x) and np.shares_memory(viewed["x"], x)
+    # Without views, each output is an array of its own, with the same values.
+    copied = session.run({"x": x})
+    assert not np.shares_memory(copied["f"], x)
+    for name in ("t", "r", "f", "x"):
+        np.testing.assert_array_equal(copied[name], viewed[name])

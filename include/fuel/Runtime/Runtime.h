@@ -64,6 +64,21 @@ using OutputAllocator = std::function<void *(size_t index, DType dtype,
                                              std::span<const int64_t> shape,
                                              size_t bytes)>;
 
+/// Where a run left an output that is a view of one of its inputs or of
+/// another output (a reshape, transpose or slice of it), when the caller
+/// takes views: no memory was asked for it and nothing copied.
+struct OutputView {
+  enum class Source { None, Input, Output };
+  /// None: the output was written like any other.
+  Source source = Source::None;
+  /// The input (in Session::inputs() order) or output it views.
+  size_t index = 0;
+  /// Its extents, and where its elements are in the viewed tensor's dense
+  /// row-major memory: element offset and strides (in elements).
+  std::vector<int64_t> shape, strides;
+  int64_t offset = 0;
+};
+
 /// A graph input or output as the plan holds it.
 struct TensorInfo {
   std::string name;
@@ -128,10 +143,13 @@ public:
                     std::vector<Tensor> &outputs, DiagnosticEngine &diag,
                     const std::map<std::string, int64_t> &symbols = {});
   /// The same, without copies of the inputs, writing each output once into
-  /// memory `allocate` gives (the C and Python APIs' entry).
-  LogicalResult run(const std::map<std::string, TensorRef> &inputs,
-                    const OutputAllocator &allocate, DiagnosticEngine &diag,
-                    const std::map<std::string, int64_t> &symbols = {});
+  /// memory `allocate` gives (the C and Python APIs' entry). With `views`,
+  /// outputs that are views of an input or of another output get no memory
+  /// and no copy: (*views)[i] says where output i lies (Source::None for
+  /// the others).
+  LogicalResult run(const std::map<std::string, TensorRef> &inputs, const OutputAllocator &allocate,
+                    DiagnosticEngine &diag, const std::map<std::string, int64_t> &symbols = {},
+                    std::vector<OutputView> *views = nullptr);
 
   /// Time per kernel kind and backend over the runs so far (with profile).
   std::string profileReport() const;

@@ -7,7 +7,9 @@
 //
 // Inputs are read in place when they are C-contiguous and aligned (others
 // are copied once, as numpy.ascontiguousarray would); outputs are numpy
-// arrays over the memory the run wrote, never copied again. Runs release the
+// arrays over the memory the run wrote, never copied again (with
+// views=True, outputs that are views of an input or of another output are
+// numpy views of that array). Runs release the
 // GIL. bf16 tensors are numpy uint16 arrays of their bits (numpy has no
 // bfloat16). Every failure raises fuel.Error with the runtime's diagnostics.
 //
@@ -147,7 +149,8 @@ public:
   const std::vector<TensorInfo> &outputs() const { return outputInfos; }
   std::string routeReport() const { return fuel_session_route_report(session.get()); }
 
-  py::dict run(const py::dict &feeds, const std::map<std::string, int64_t> &symbolValues) {
+  py::dict run(const py::dict &feeds, const std::map<std::string, int64_t> &symbolValues,
+               bool takeViews) {
     py::object require = py::module_::import("numpy").attr("require");
     std::vector<py::array> arrays; // Keeps every input alive through the run.
     std::vector<std::string> names;
@@ -167,16 +170,45 @@ public:
       symbols.push_back({name.c_str(), value});
     OutputBuffers buffers;
     buffers.outputs.resize(outputInfos.size());
+    // With views: each output's extents and strides, filled for a view.
+    std::vector<std::vector<int64_t>> dims(2 * outputInfos.size());
+    std::vector<fuel_output_view> views(outputInfos.size());
+    for (size_t i = 0; i < views.size(); ++i) {
+      dims[2 * i].resize(outputInfos[i].shape.size());
+      dims[2 * i + 1].resize(outputInfos[i].shape.size());
+      views[i] = {FUEL_VIEW_NONE, 0, 0, dims[2 * i].data(), dims[2 * i + 1].data()};
+    }
     fuel_status *status;
     {
       py::gil_scoped_release release;
-      status = fuel_session_run(session.get(), inputs.data(), inputs.size(), symbols.data(),
-                                symbols.size(), &OutputBuffers::allocate, &buffers);
+      status = takeViews
+                   ? fuel_session_run_views(session.get(), inputs.data(), inputs.size(),
+                                            symbols.data(), symbols.size(),
+                                            &OutputBuffers::allocate, &buffers, views.data())
+                   : fuel_session_run(session.get(), inputs.data(), inputs.size(), symbols.data(),
+                                      symbols.size(), &OutputBuffers::allocate, &buffers);
     }
     check(status);
+    std::vector<py::array> arraysOut(outputInfos.size());
+    for (size_t i = 0; i < outputInfos.size(); ++i)
+      if (views[i].source == FUEL_VIEW_NONE)
+        arraysOut[i] = buffers.take(i);
+    // Views last: their sources (inputs, outputs that are no views) exist.
+    for (size_t i = 0; i < outputInfos.size(); ++i) {
+      const fuel_output_view &v = views[i];
+      if (v.source == FUEL_VIEW_NONE)
+        continue;
+      const py::array &base = v.source == FUEL_VIEW_INPUT ? arrays[v.index] : arraysOut[v.index];
+      std::vector<py::ssize_t> strides;
+      for (int64_t stride : dims[2 * i + 1])
+        strides.push_back(stride * base.itemsize());
+      arraysOut[i] =
+          py::array(base.dtype(), dims[2 * i], strides,
+                    static_cast<const char *>(base.data()) + v.offset * base.itemsize(), base);
+    }
     py::dict results;
     for (size_t i = 0; i < outputInfos.size(); ++i)
-      results[py::str(outputInfos[i].name)] = buffers.take(i);
+      results[py::str(outputInfos[i].name)] = arraysOut[i];
     return results;
   }
 
@@ -246,9 +278,11 @@ PYBIND11_MODULE(fuel, m) {
       .def_property_readonly("route_report", &Session::routeReport,
                              "Which route was chosen and why earlier ones were skipped.")
       .def("run", &Session::run, py::arg("inputs"),
-           py::arg("symbols") = std::map<std::string, int64_t>{},
+           py::arg("symbols") = std::map<std::string, int64_t>{}, py::arg("views") = false,
            "Runs the plan on {name: array} (symbols also set by {name: value}, which the "
-           "inputs must agree with); returns {name: array} in the graph's output order.")
+           "inputs must agree with); returns {name: array} in the graph's output order. "
+           "With views=True, outputs that are views of an input or of another output "
+           "(a reshape, transpose or slice of it) are numpy views of that array, not copies.")
       .def("profile_report", &Session::profileReport,
            "Time per kernel kind and device over the runs so far (with profile=True).")
       .def("trace_json", &Session::traceJson,

@@ -161,6 +161,61 @@ TEST_CASE("outputs the CPU computes are written in place where their memory allo
   CHECK(untouched(memory[0]));
 }
 
+TEST_CASE("outputs that are views of an input or another output are returned as views",
+          "[runtime]") {
+  const char *graph = R"({"format": "fuel.graph", "version": 1, "name": "views",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 6]}],
+    "nodes": [{"id": "r", "op": "relu", "inputs": ["x"]},
+              {"id": "t", "op": "transpose", "inputs": ["r"]},
+              {"id": "f", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [3, 8]}}],
+    "outputs": ["t", "r", "f", "x"]})";
+  DiagnosticEngine diag;
+  auto session =
+      runtime::Session::load(FileBuffer::fromBytes(buildArtifact(graph)), "v.fplan", {}, diag);
+  REQUIRE(session);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(24), r(24, -1.0f);
+  for (float &v : x)
+    v = normal(rng);
+  std::vector<int64_t> shape{4, 6};
+  std::vector<size_t> asked;
+  std::vector<runtime::OutputView> views;
+  REQUIRE(succeeded(session->run(
+      {{"x", {DType::F32, shape, x.data(), 96}}},
+      [&](size_t i, DType, std::span<const int64_t>, size_t bytes) {
+        asked.push_back(i);
+        REQUIRE(bytes == 96);
+        return static_cast<void *>(r.data());
+      },
+      diag, {}, &views)));
+  using Source = runtime::OutputView::Source;
+  CHECK(asked == std::vector<size_t>{1}); // Only r has memory of its own.
+  REQUIRE(views.size() == 4);
+  CHECK((views[0].source == Source::Output && views[0].index == 1));
+  CHECK(views[0].shape == std::vector<int64_t>{6, 4});
+  CHECK(views[0].strides == std::vector<int64_t>{1, 6});
+  CHECK(views[1].source == Source::None);
+  CHECK((views[2].source == Source::Input && views[2].index == 0 && views[2].offset == 0));
+  CHECK((views[2].shape == std::vector<int64_t>{3, 8} &&
+         views[2].strides == std::vector<int64_t>{8, 1}));
+  CHECK((views[3].source == Source::Input && views[3].shape == shape));
+  for (size_t i = 0; i < 24; ++i)
+    CHECK(r[i] == std::max(x[i], 0.0f));
+  // Without views, every output is written out densely.
+  std::vector<runtime::Tensor> outputs;
+  REQUIRE(succeeded(session->run(
+      {{"x", {DType::F32, shape, std::string(reinterpret_cast<char *>(x.data()), 96)}}}, outputs,
+      diag)));
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 4; ++j) {
+      float t;
+      std::memcpy(&t, outputs[0].data.data() + 4 * (i * 4 + j), 4);
+      CHECK(t == r[j * 6 + i]);
+    }
+  CHECK(outputs[2].data == outputs[3].data);
+}
+
 TEST_CASE("a kernel missing from the binary fails the load", "[runtime]") {
   std::vector<ArtifactSection> sections = sectionsOf(buildArtifact(kGraph));
   // The one-kernel graph's binary exports fuel_k0 only.
