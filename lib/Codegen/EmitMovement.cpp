@@ -24,28 +24,79 @@ static std::vector<std::string> identityDims(unsigned rank) {
   return dims;
 }
 
-/// Copies `from` into `to` over `from`'s extents (or `to`'s, when the source
-/// is shifted); axis `axis` of the shifted side is offset by `offset`.
+/// The extents in memref type `type` ("3", "?"), and its element type.
+static std::vector<std::string> typeExtents(const std::string &type, std::string &element) {
+  std::string body = type.substr(7, type.find_first_of(",>") - 7); // After "memref<".
+  std::vector<std::string> extents;
+  size_t at = 0;
+  for (size_t x; (x = body.find('x', at)) != std::string::npos; at = x + 1)
+    extents.push_back(body.substr(at, x - at));
+  element = body.substr(at);
+  return extents;
+}
+
+/// The window of `source` that `dest`'s extents cover from `offset` along
+/// `axis`: a subview, so that the copy's loops run over `dest`'s extents.
+static void windowOf(KernelEmitter &e, GenericOperand &source, const GenericOperand &dest,
+                     unsigned axis, int64_t offset) {
+  std::string element;
+  std::vector<std::string> extents = typeExtents(dest.type, element);
+  size_t rank = extents.size();
+  // Strides: unknown, but the innermost stays 1 for a contiguous source.
+  std::string layout = ", strided<[";
+  for (size_t d = 0; d < rank; ++d)
+    layout += std::string(d ? ", " : "") +
+              (d + 1 == rank && source.type.find("strided") == std::string::npos ? "1" : "?");
+  layout += "], offset: ?>>";
+  std::string dynamic = "memref<";
+  for (size_t d = 0; d < rank; ++d)
+    dynamic += "?x";
+  dynamic += element + layout;
+  std::string cast =
+      e.op("memref.cast " + source.value + " : " + source.type + " to " + dynamic, "");
+  std::string offsets, sizes, strides, windowType = "memref<";
+  for (size_t d = 0; d < rank; ++d) {
+    std::string sep = d ? ", " : "";
+    offsets += sep + std::to_string(d == axis ? offset : 0);
+    sizes +=
+        sep +
+        (extents[d] == "?"
+             ? e.op("memref.dim " + dest.value + ", " + e.index(int64_t(d)) + " : " + dest.type, "")
+             : extents[d]);
+    strides += sep + "1";
+    windowType += extents[d] + "x";
+  }
+  windowType += element + layout;
+  source.value = e.op("memref.subview " + cast + "[" + offsets + "] [" + sizes + "] [" + strides +
+                          "] : " + dynamic + " to " + windowType,
+                      "");
+  source.type = windowType;
+}
+
+/// Copies `from` into `to` over `from`'s extents; axis `axis` of `to` is
+/// offset by `offset` (a concat's operand), or with `shiftSource`, of
+/// `from`, whose window the copy reads over `to`'s extents (a split).
 static void shiftedCopy(KernelEmitter &e, ValueRef from, ValueRef to,
                         unsigned axis, int64_t offset, bool shiftSource) {
   unsigned rank = static_cast<unsigned>(e.graph.shape(to).size());
   std::vector<std::string> plain = identityDims(rank), shifted = plain;
-  if (offset)
-    shifted[axis] += " + " + std::to_string(offset);
-  GenericOperand source = e.operand(from, affineMap(rank, shiftSource ? shifted : plain));
-  GenericOperand dest = e.operand(to, affineMap(rank, shiftSource ? plain : shifted));
-  // The shifted side is larger along `axis`: its extents are erased so the
-  // verifier does not hold it to the loop range, which the other side sets.
-  GenericOperand &larger = shiftSource ? source : dest;
-  std::string dynamicType = "memref<";
-  for (unsigned d = 0; d < rank; ++d)
-    dynamicType += "?x";
-  dynamicType += larger.type.substr(larger.type.rfind('x') + 1);
-  std::string cast = e.op("memref.cast " + larger.value + " : " + larger.type +
-                              " to " + dynamicType,
-                          "");
-  larger.value = cast;
-  larger.type = dynamicType;
+  GenericOperand dest = e.operand(to, affineMap(rank, plain));
+  GenericOperand source = e.operand(from, affineMap(rank, plain));
+  if (shiftSource) {
+    windowOf(e, source, dest, axis, offset);
+  } else {
+    // The destination may be larger along `axis`: its extents are erased so
+    // the verifier does not hold it to the loop range, which the source sets.
+    if (offset)
+      shifted[axis] += " + " + std::to_string(offset);
+    dest.map = affineMap(rank, shifted);
+    std::string dynamicType = "memref<";
+    for (unsigned d = 0; d < rank; ++d)
+      dynamicType += "?x";
+    dynamicType += dest.type.substr(dest.type.rfind('x') + 1);
+    dest.value = e.op("memref.cast " + dest.value + " : " + dest.type + " to " + dynamicType, "");
+    dest.type = dynamicType;
+  }
   e.generic(rank, std::vector<bool>(rank, false), {source}, {dest},
             [](const std::vector<std::string> &a) {
               return std::vector<std::string>{a[0]};

@@ -21,6 +21,8 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace fuel;
 
@@ -159,6 +161,51 @@ TEST_CASE("outputs the CPU computes are written in place where their memory allo
   runWith([&](size_t i) { return i == 1 ? static_cast<void *>(x) : memory[0]; });
   CHECK(std::all_of(x, x + 15, [](float v) { return v == 0; }));
   CHECK(untouched(memory[0]));
+}
+
+TEST_CASE("kernels write no byte past their outputs in the caller's memory", "[runtime]") {
+  // Outputs written in place end where a page the process may not touch
+  // begins: a kernel storing past its output faults. (A split's first part
+  // once copied over the whole input's extent along the axis.)
+  const char *graph = R"({"format": "fuel.graph", "version": 1, "name": "parts",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [3, 50]}],
+    "nodes": [{"id": "s", "op": "split", "inputs": ["x"], "attrs": {"axis": 1, "sizes": [20, 30]}},
+              {"id": "c", "op": "concat", "inputs": ["s", "x"], "attrs": {"axis": 1}}],
+    "outputs": ["s", "s#1", "c"]})";
+  DiagnosticEngine diag;
+  auto session =
+      runtime::Session::load(FileBuffer::fromBytes(buildArtifact(graph)), "p.fplan", {}, diag);
+  REQUIRE(session);
+  std::vector<float> x(150);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(i) * 0.5f - 7;
+  std::vector<int64_t> shape{3, 50};
+  long page = sysconf(_SC_PAGESIZE);
+  std::vector<std::pair<char *, size_t>> mappings;
+  std::vector<float *> got;
+  REQUIRE(succeeded(session->run(
+      {{"x", {DType::F32, shape, x.data(), x.size() * 4}}},
+      [&](size_t, DType, std::span<const int64_t>, size_t bytes) {
+        size_t span = (bytes + page - 1) / page * page;
+        auto *at = static_cast<char *>(
+            mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        REQUIRE(at != MAP_FAILED);
+        mprotect(at + span, page, PROT_NONE);
+        mappings.push_back({at, span + page});
+        got.push_back(reinterpret_cast<float *>(at + span - bytes));
+        return static_cast<void *>(got.back());
+      },
+      diag)));
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t j = 0; j < 20; ++j)
+      CHECK(got[0][r * 20 + j] == x[r * 50 + j]);
+    for (int64_t j = 0; j < 30; ++j)
+      CHECK(got[1][r * 30 + j] == x[r * 50 + 20 + j]);
+    for (int64_t j = 0; j < 70; ++j)
+      CHECK(got[2][r * 70 + j] == (j < 20 ? x[r * 50 + j] : x[r * 50 + j - 20]));
+  }
+  for (auto [at, length] : mappings)
+    munmap(at, length);
 }
 
 TEST_CASE("outputs that are views of an input or another output are returned as views",
