@@ -1,19 +1,23 @@
-//===- OnnxRoiAlign.cpp - RoiAlign as two batched contractions ------------===//
+//===- OnnxRoiAlign.cpp - RoiAlign as batched contractions ----------------===//
 //
-// RoiAlign averages, per output bin, S x S bilinear samples of its region.
-// A sample's weight is a row weight times a column weight (the bilinear
-// weights, and the test that drops a sample more than one position outside
-// the input is a row test times a column test), so a bin's average is
-// separable too: per region r a matrix Wy[r] [Ho, H] whose rows are the
-// means of S samples' row weights, and Wx[r] [Wo, W]; then
-// Y[r] = Wy[r] X[b_r] Wx[r]^T, two batched matmuls over the region's image
-// (gathered by its batch index). Row weights are built as in GridSample:
-// comparing each tap's index with the axis's positions.
+// RoiAlign pools, per output bin, S x S bilinear samples of its region. A
+// sample's four taps each weigh a row weight times a column weight (and the
+// test that drops a sample more than one position outside the input is a
+// row test times a column test), so the taps of all samples are
+// contractions of the region's image (gathered by its batch index) with
+// per-region tap matrices: Ty[r] [Ho*S, H], one row per sample holding its
+// low or its high tap's weight, and Tx[r] [Wo*S, W]. Tap matrices are built
+// as in GridSample: comparing each tap's index with the axis's positions.
+// - mode=avg: a bin's average is separable; the means of its samples' taps
+//   (Wy[r] [Ho, H], Wx[r] [Wo, W]) give Y[r] = Wy[r] X[b_r] Wx[r]^T.
+// - mode=max: as the ONNX reference, the maximum over a bin's samples of
+//   the largest of their four weighted taps (a sample outside contributes
+//   0): the four products Ty_a[r] X[b_r] Tx_b[r]^T (a, b in low, high), their
+//   maximum, then the maximum over each bin's S x S samples.
 //
-// Refused: mode=max (a max over samples does not separate) and
-// sampling_ratio=0 (the sample count would depend on the regions' sizes).
-// The semantics follow the ONNX reference: sample coordinates below 0 are
-// clamped to 0, the last position is repeated past the end, and from
+// Refused: sampling_ratio=0 (the sample count would depend on the regions'
+// sizes). The semantics follow the ONNX reference: sample coordinates below
+// 0 are clamped to 0, the last position is repeated past the end, and from
 // opset 16 coordinate_transformation_mode=half_pixel (the default) shifts
 // the region by half a pixel; output_half_pixel (opset 10's behaviour)
 // does not, and makes regions at least one position long.
@@ -26,11 +30,13 @@ using namespace fuel;
 using namespace fuel::onnximport;
 
 namespace {
-/// The bins' mean row weights over an axis of `size` positions, [R, P, size]:
-/// the region starts at `start` and its bins are `bin` long ([R, 1, 1]
-/// each); `samples` samples per bin.
-ValueRef axisWeights(Composer &k, ValueRef start, ValueRef bin, int64_t bins, int64_t samples,
-                     int64_t size) {
+/// The low and the high tap of every sample over an axis of `size`
+/// positions, [R, P, S, size] each: a sample's row holds its tap's weight at
+/// the tap's position (0 for a sample outside). The region starts at
+/// `start` and its bins are `bin` long ([R, 1, 1] each); `samples` samples
+/// per bin.
+std::pair<ValueRef, ValueRef> axisTaps(Composer &k, ValueRef start, ValueRef bin, int64_t bins,
+                                       int64_t samples, int64_t size) {
   KnownTensor offsets{k.type, {1, bins, samples}, {}}; // Sample i of bin p.
   for (int64_t p = 0; p < bins; ++p)
     for (int64_t i = 0; i < samples; ++i)
@@ -50,13 +56,11 @@ ValueRef axisWeights(Composer &k, ValueRef start, ValueRef bin, int64_t bins, in
   ValueRef upper = k.op(OpKind::Sub, {clamped, low}); // The high tap's weight.
   ValueRef lower = k.op(OpKind::Sub, {k.c(1), upper});
   ValueRef positions = k.constant(onnximport::positions(size, 0, k.type));
-  ValueRef row = k.op(OpKind::Add, {k.op(OpKind::Where, {k.op(OpKind::Eq, {low, positions}),
-                                                         lower, k.c(0)}),
-                                    k.op(OpKind::Where, {k.op(OpKind::Eq, {high, positions}),
-                                                         upper, k.c(0)})});
-  row = k.op(OpKind::Where, {inside, row, k.c(0)});
-  ValueRef sum = k.reduce(OpKind::ReduceSum, row, {2}, false);
-  return k.op(OpKind::Div, {sum, k.c(static_cast<double>(samples))});
+  auto tap = [&](ValueRef index, ValueRef weight) {
+    ValueRef hit = k.op(OpKind::And, {inside, k.op(OpKind::Eq, {index, positions})});
+    return k.op(OpKind::Where, {hit, weight, k.c(0)});
+  };
+  return {tap(low, lower), tap(high, upper)};
 }
 
 bool roiAlign(Importer &im) {
@@ -70,12 +74,12 @@ bool roiAlign(Importer &im) {
   if (!isFloat(im.graph.dtype(im.input(0))) || !isFloat(im.graph.dtype(im.input(1))))
     return im.unsupported("the input and the rois must be float tensors");
   int64_t h = x[2].size(), w = x[3].size();
+  Dim regions = rois[0], channels = x[1]; // The shapes' storage moves as ops are added.
   int64_t oh = im.attrInt("output_height", 1), ow = im.attrInt("output_width", 1);
   int64_t samples = im.attrInt("sampling_ratio", 0);
   std::string mode = im.attrString("mode", "avg");
-  if (mode != "avg")
-    return im.unsupported("mode '" + mode + "' is not supported (only avg separates into "
-                          "matrix products)");
+  if (mode != "avg" && mode != "max")
+    return im.unsupported("mode '" + mode + "' is not one of avg, max");
   if (samples < 1 || samples > 64)
     return im.unsupported("sampling_ratio must be in [1, 64] (0, an adaptive count, depends "
                           "on the regions' sizes)");
@@ -106,19 +110,46 @@ bool roiAlign(Importer &im) {
     return k.op(OpKind::Div, {length, k.c(static_cast<double>(bins))});
   };
   ValueRef left = coordinate(0), top = coordinate(1);
-  ValueRef down = axisWeights(k, top, binLength(top, coordinate(3), oh), oh, samples, h);
-  ValueRef across = axisWeights(k, left, binLength(left, coordinate(2), ow), ow, samples, w);
+  auto [downLow, downHigh] = axisTaps(k, top, binLength(top, coordinate(3), oh), oh, samples, h);
+  auto [acrossLow, acrossHigh] =
+      axisTaps(k, left, binLength(left, coordinate(2), ow), ow, samples, w);
   DType inputType = im.graph.dtype(im.input(0));
-  if (k.type != inputType) {
-    down = k.cast(down, inputType);
-    across = k.cast(across, inputType);
-  }
+  // Taps as the contractions take them: [R, 1, P, size] (a bin's mean) or
+  // [R, 1, P*S, size] (each sample), in the input's type.
+  auto operand = [&](ValueRef taps, int64_t bins, int64_t size) {
+    if (mode == "avg")
+      taps = k.op(OpKind::Div, {k.reduce(OpKind::ReduceSum, taps, {2}, false),
+                                k.c(static_cast<double>(samples))});
+    else
+      taps = k.reshape(taps, {regions, Dim::fixed(bins * samples), Dim::fixed(size)});
+    if (k.type != inputType)
+      taps = k.cast(taps, inputType);
+    return k.unsqueeze(taps, {1});
+  };
   ValueRef images = k.op(OpKind::Gather, {im.input(0), im.input(2)},
                          [](Graph &g) { g.addIntAttr(AttrName::Axis, 0); }); // [R, C, H, W]
-  ValueRef rows = k.op(OpKind::MatMul, {k.unsqueeze(down, {1}), images}); // [R, C, Ho, W]
-  ValueRef y = k.mainOp(OpKind::MatMul, {rows, k.unsqueeze(across, {1})},
-                        [](Graph &g) { g.addBoolAttr(AttrName::TransposeB, true); });
-  return k.finish(y);
+  auto contract = [&](ValueRef down, ValueRef across, bool main) {
+    ValueRef rows = k.op(OpKind::MatMul, {down, images}); // [R, C, rows, W]
+    auto transposeB = [](Graph &g) { g.addBoolAttr(AttrName::TransposeB, true); };
+    return main ? k.mainOp(OpKind::MatMul, {rows, across}, transposeB)
+                : k.op(OpKind::MatMul, {rows, across}, transposeB);
+  };
+  if (mode == "avg") {
+    ValueRef down = k.op(OpKind::Add, {downLow, downHigh});
+    ValueRef across = k.op(OpKind::Add, {acrossLow, acrossHigh});
+    return k.finish(contract(operand(down, oh, h), operand(across, ow, w), true));
+  }
+  ValueRef downs[2] = {operand(downLow, oh, h), operand(downHigh, oh, h)};
+  ValueRef acrosses[2] = {operand(acrossLow, ow, w), operand(acrossHigh, ow, w)};
+  ValueRef taps = contract(downs[0], acrosses[0], false); // [R, C, Ho*S, Wo*S]
+  for (int corner = 1; corner < 4; ++corner)
+    taps = k.op(OpKind::Max, {taps, contract(downs[corner / 2], acrosses[corner % 2], false)});
+  ValueRef bySample = k.reshape(taps, {regions, channels, Dim::fixed(oh), Dim::fixed(samples),
+                                       Dim::fixed(ow), Dim::fixed(samples)});
+  return k.finish(k.mainOp(OpKind::ReduceMax, {bySample}, [](Graph &g) {
+    g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{3, 5});
+    g.addBoolAttr(AttrName::KeepDims, false);
+  }));
 }
 } // namespace
 

@@ -87,8 +87,10 @@ for name, kernel, attrs, bias, reference in [
 
 
 
-def roi_align(x, rois, batch, out_h, out_w, ratio, scale, half_pixel):
-    """The ONNX reference's RoiAlign (avg), sample by sample."""
+def roi_align(x, rois, batch, out_h, out_w, ratio, scale, half_pixel, mode="avg"):
+    """The ONNX reference's RoiAlign, sample by sample: avg, the mean of the
+    samples' interpolations; max, the largest of all samples' weighted taps
+    (a sample outside counts as 0)."""
     out = np.zeros((len(rois), x.shape[1], out_h, out_w))
     height, width = x.shape[2:]
     offset = 0.5 if half_pixel else 0.0
@@ -101,12 +103,13 @@ def roi_align(x, rois, batch, out_h, out_w, ratio, scale, half_pixel):
         image = x[batch[r]].astype(np.float64)
         for ph in range(out_h):
             for pw in range(out_w):
-                total = np.zeros(x.shape[1])
+                total, largest = np.zeros(x.shape[1]), np.full(x.shape[1], -np.inf)
                 for iy in range(ratio):
                     for ix in range(ratio):
                         yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / ratio
                         xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / ratio
                         if yy < -1 or yy > height or xx < -1 or xx > width:
+                            largest = np.maximum(largest, 0)
                             continue
                         yy, xx = max(yy, 0.0), max(xx, 0.0)
                         ylo, xlo = int(yy), int(xx)
@@ -121,16 +124,19 @@ def roi_align(x, rois, batch, out_h, out_w, ratio, scale, half_pixel):
                         else:
                             xhi = xlo + 1
                         ly, lx = yy - ylo, xx - xlo
-                        total += ((1 - ly) * (1 - lx) * image[:, ylo, xlo] +
-                                  (1 - ly) * lx * image[:, ylo, xhi] +
-                                  ly * (1 - lx) * image[:, yhi, xlo] + ly * lx * image[:, yhi, xhi])
-                out[r, :, ph, pw] = total / (ratio * ratio)
+                        taps = [(1 - ly) * (1 - lx) * image[:, ylo, xlo],
+                                (1 - ly) * lx * image[:, ylo, xhi],
+                                ly * (1 - lx) * image[:, yhi, xlo], ly * lx * image[:, yhi, xhi]]
+                        total += sum(taps)
+                        largest = np.maximum(largest, np.max(taps, axis=0))
+                out[r, :, ph, pw] = total / (ratio * ratio) if mode == "avg" else largest
     return out
 
 
-# RoiAlign (avg; two batched matmuls of separable weights): regions inside,
-# across and past the borders, both coordinate transformations, against
-# the reference's sample-by-sample loop.
+# RoiAlign (avg: two batched matmuls of separable weights; max: four
+# products of per-sample taps): regions inside, across and past the
+# borders, both coordinate transformations, against the reference's
+# sample-by-sample loop.
 features = rand(2, 3, 9, 11)
 regions = np.array([[0.5, 1.0, 6.0, 7.5], [-3.0, -2.0, 4.0, 3.0], [8.0, 6.0, 14.0, 12.0],
                     [2.0, 2.0, 2.5, 2.2]], np.float32)
@@ -142,10 +148,15 @@ for name, opset, attrs, half_pixel in [
          dict(output_height=2, output_width=3, sampling_ratio=3, spatial_scale=1.0,
               coordinate_transformation_mode="output_half_pixel"), False),
         ("RoiAlign_opset10", 10, dict(output_height=4, output_width=2, sampling_ratio=1,
-                                      spatial_scale=0.5), False)]:
+                                      spatial_scale=0.5), False),
+        ("RoiAlign_max", 16, dict(output_height=3, output_width=2, sampling_ratio=2,
+                                  spatial_scale=0.9, mode="max"), True),
+        ("RoiAlign_max_output_half_pixel", 16,
+         dict(output_height=2, output_width=4, sampling_ratio=3, spatial_scale=1.0, mode="max",
+              coordinate_transformation_mode="output_half_pixel"), False)]:
     want = roi_align(features, regions, region_batch, attrs["output_height"],
                      attrs["output_width"], attrs["sampling_ratio"], attrs["spatial_scale"],
-                     half_pixel)
+                     half_pixel, attrs.get("mode", "avg"))
     case(name, [n("RoiAlign", ["a", "r", "b"], ["y0"], **attrs)], [("a", features, None)],
          [f32(want)], initializers=[("r", regions), ("b", region_batch)], opset=opset,
          tolerance=(1e-4, 1e-5))
