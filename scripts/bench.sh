@@ -81,7 +81,7 @@ if want vulkan-lavapipe; then
 fi
 if want overlap; then
   {
-    header "Devices at once: a CPU branch and a Vulkan (lavapipe) branch of one plan"
+    header "Devices at once: CPU and Vulkan (lavapipe) branches of one plan, and a hand-off"
     /usr/bin/python3 "$root/bench/overlap.py" "$root/build" "$(mktemp -d)"
   } > "$results/overlap.md"
 fi
