@@ -85,3 +85,14 @@ def timed(fn, runs=REPEATS):
         fn()
         samples.append((time.perf_counter() - t) * 1e3)
     return median(samples)
+
+
+def ort_latency(ort_dir, path, raw, shape, threads, runs):
+    """(median warm ms, cold ms) of model `path` in ONNX Runtime (ort_latency.js),
+    its input `x` the raw floats in `raw`; ORT_DIR holds node_modules/onnxruntime-node."""
+    out = subprocess.run(
+        ["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_latency.js"), path,
+         raw, ",".join(map(str, shape)), str(threads), str(runs)],
+        check=True, capture_output=True, text=True,
+        env={**os.environ, "NODE_PATH": os.path.join(ort_dir, "node_modules")}).stdout.split()
+    return float(out[0]), float(out[1])

@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "pytorch"))
 import export  # noqa: E402
 
-from benchlib import Bench, median, timed  # noqa: E402
+from benchlib import Bench, median, ort_latency, timed  # noqa: E402
 
 build, work, ort_dir = sys.argv[1:4]
 quick = "--quick" in sys.argv
@@ -49,16 +49,6 @@ def models():
     torch.manual_seed(0)
     for name in CNNS:
         yield name, getattr(torchvision.models, name)(weights=None), torch.randn(1, 3, 224, 224)
-
-
-def ort(path, raw, shape, threads):
-    """(median warm ms, cold ms) in ONNX Runtime."""
-    out = subprocess.run(
-        ["node", os.path.join(HERE, "ort_latency.js"), path, raw, ",".join(map(str, shape)),
-         str(threads), str(RUNS)],
-        check=True, capture_output=True, text=True,
-        env={**os.environ, "NODE_PATH": os.path.join(ort_dir, "node_modules")}).stdout.split()
-    return float(out[0]), float(out[1])
 
 
 os.makedirs(work, exist_ok=True)
@@ -82,7 +72,7 @@ for name, module, x in models():
             run = bench.run(artifact, {"x": npy}, threads, runs=RUNS)
             ours.append(run.latency)
             our_cold.append(run.load + run.first)
-            latency, start = ort(path, raw, x.shape, threads)
+            latency, start = ort_latency(ort_dir, path, raw, x.shape, threads, RUNS)
             theirs.append(latency)
             their_cold.append(start)
             with torch.no_grad():

@@ -85,23 +85,39 @@ if want overlap; then
     /usr/bin/python3 "$root/bench/overlap.py" "$root/build" "$(mktemp -d)"
   } > "$results/overlap.md"
 fi
-if want onnx-models; then
-  # ONNX Runtime from npm (the only registry besides Debian's); --ignore-scripts
-  # skips its post-install download of GPU providers: the CPU one is in the package.
-  ort="$root/build/bench/onnxruntime"
+# ONNX Runtime from npm (the only registry besides Debian's); --ignore-scripts
+# skips its post-install download of GPU providers: the CPU one is in the package.
+ort="$root/build/bench/onnxruntime"
+install_ort() {
   if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
     mkdir -p "$ort"
     npm install --prefix "$ort" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0 >/dev/null
   fi
+}
+ort_version() { (cd "$ort" && node -p "require('onnxruntime-node/package.json').version"); }
+if want onnx-models; then
+  install_ort
   {
     header "PyTorch-exported models end to end: fuelc against ONNX Runtime and PyTorch eager"
     echo "bench/onnx_models.py (random weights, fixed seeds). fuelc: \`fuel-run --bench\`"
-    echo "on an artifact planned for the \`host\` machine; ONNX Runtime $(cd "$ort" && node -p "require('onnxruntime-node/package.json').version")"
+    echo "on an artifact planned for the \`host\` machine; ONNX Runtime $(ort_version)"
     echo "(npm onnxruntime-node, CPU provider, all graph optimizations, sequential execution); PyTorch"
     echo "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)') eager under no_grad. Same thread count for all three, interleaved per model."
     echo
     /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
   } > "$results/onnx-models.md"
+fi
+if want quantized-models; then
+  install_ort
+  {
+    header "Quantized models (PyTorch static QDQ): fuelc against ONNX Runtime on the same file"
+    echo "bench/quantized_models.py (random weights, fixed seeds, calibrated on random inputs)."
+    echo "fuelc: \`fuel-run --bench\` on an artifact planned for the \`host\` machine; ONNX Runtime"
+    echo "$(ort_version) (npm onnxruntime-node, CPU provider, all graph optimizations, sequential"
+    echo "execution). Same thread count for both, interleaved per model."
+    echo
+    /usr/bin/python3 "$root/bench/quantized_models.py" "$root/build" "$(mktemp -d)" "$ort"
+  } > "$results/quantized-models.md"
 fi
 if want soak; then
   work=$(mktemp -d)

@@ -19,10 +19,10 @@ writes the models of sequence_models.py instead (a BERT-style encoder with
 a mask, a GPT-2-style decoding step with its cache, a ViT, an LSTM language
 model), which have several named inputs and outputs: NAME.io.json lists
 them, and NAME[.next].INPUT.npy and NAME[.next].expected.OUTPUT.npy hold
-the data; --quantized writes ResNet-18 quantized by PyTorch (FX static
-quantization, fbgemm, calibrated on random images; exported as QDQ) as
-resnet18_qdq, its expected output PyTorch's quantized model's and
-resnet18_qdq.float.npy the float model's. Needs Debian's python3-torch and
+the data; --quantized writes ResNet-18 and the decoder block quantized by
+PyTorch (FX static quantization, fbgemm, calibrated on random inputs;
+exported as QDQ) as resnet18_qdq and decoder_qdq, their expected outputs
+PyTorch's quantized models' and NAME.float.npy the float models'. Needs Debian's python3-torch and
 python3-torchvision (scripts/install-deps.sh installs them).
 """
 import json
@@ -52,18 +52,22 @@ class DecoderBlock(torch.nn.Module):
 
     def __init__(self, width, heads, hidden, length):
         super().__init__()
-        self.heads = heads
+        self.heads, self.width = heads, width
         self.ln1, self.ln2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
         self.qkv, self.proj = torch.nn.Linear(width, 3 * width), torch.nn.Linear(width, width)
         self.fc, self.out = torch.nn.Linear(width, hidden), torch.nn.Linear(hidden, width)
         self.register_buffer("mask", torch.full((length, length), float("-inf")).triu(1))
 
     def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = (y.reshape(b, t, self.heads, c // self.heads).transpose(1, 2)
-                   for y in self.qkv(self.ln1(x)).split(c, dim=-1))
+        # Extents come from x.size(), not by unpacking x.shape: FX traces it
+        # (quantized()).
+        c = self.width
+        qkv = self.qkv(self.ln1(x)).split(c, dim=-1)
+        q, k, v = (qkv[i].reshape(x.size(0), x.size(1), self.heads, -1).transpose(1, 2)
+                   for i in range(3))
         scores = q @ k.transpose(-2, -1) / (c // self.heads) ** 0.5 + self.mask
-        attended = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, c)
+        attended = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(
+            x.size(0), x.size(1), c)
         x = x + self.proj(attended)
         return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
 
@@ -157,20 +161,30 @@ def export_sequence_model(name, module, out):
             np.save(os.path.join(out, f"{name}{suffix}.expected.{n}.npy"), a.numpy())
 
 
-def quantized():
-    """(name, quantized module, float module, input): ResNet-18 statically
-    quantized (8-bit activations and weights) after calibration on random
-    images."""
-    from torch.ao.quantization import get_default_qconfig_mapping
+def quantized(bench=False):
+    """(name, quantized module, float module, input): ResNet-18 and the
+    GPT-style decoder block statically quantized (8-bit activations and
+    weights; the decoder's linear layers, as its causal mask's -inf would
+    overflow the other ops' histogram observers) after calibration on
+    random inputs. `bench`: deployment sizes, batch 1."""
+    from torch.ao.quantization import QConfigMapping, get_default_qconfig, \
+        get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
     torch.manual_seed(0)
-    module = torchvision.models.resnet18().eval()
-    x = torch.randn(2, 3, 64, 64)
-    prepared = prepare_fx(module, get_default_qconfig_mapping("fbgemm"), example_inputs=(x,))
-    with torch.no_grad():
-        for _ in range(4):
-            prepared(torch.randn(2, 3, 64, 64))
-    yield "resnet18_qdq", convert_fx(prepared), module, x
+    image, tokens = ((1, 3, 224, 224), (1, 128, 512)) if bench else ((2, 3, 64, 64), (2, 16, 128))
+    linear = QConfigMapping().set_object_type(torch.nn.Linear, get_default_qconfig("fbgemm"))
+    for name, module, shape, mapping in (
+            ("resnet18_qdq", torchvision.models.resnet18(), image,
+             get_default_qconfig_mapping("fbgemm")),
+            ("decoder_qdq", DecoderBlock(tokens[2], 8 if bench else 4, 4 * tokens[2], tokens[1]),
+             tokens, linear)):
+        module.eval()
+        x = torch.randn(*shape)
+        prepared = prepare_fx(module, mapping, example_inputs=(x,))
+        with torch.no_grad():
+            for _ in range(4):
+                prepared(torch.randn(*shape))
+        yield name, convert_fx(prepared), module, x
 
 
 def main():

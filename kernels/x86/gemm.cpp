@@ -163,8 +163,11 @@ const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
 void releaseAll() {
   // The library is unloaded next (no kernel runs now): its key goes with
   // it, and no thread's value points at freed Scratch.
+  // Each library kernel an artifact calls releases: only the first finds
+  // anything.
   if (scratchKeyCreated)
     pthread_key_delete(scratchKey);
+  scratchKeyCreated = false;
   pthread_mutex_lock(&scratchLock);
   while (allScratch) {
     Scratch *s = allScratch;
@@ -225,18 +228,12 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
           int64_t cols = nc - jr < kNR ? nc - jr : kNR;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             int64_t rows = mc - ir < mr ? mc - ir : mr;
-            float *tile = c + (ic + ir) * ldc + jc + jr;
             const float *ap = packedA + ir * kc;
             PackedRows bp{blockB + jr * kc};
-            if (rows == mr && cols == kNR) {
-              tileProduct(kc, ap, bp, tile, ldc, add);
-              continue;
-            }
-            // A partial tile goes through a full-size buffer.
-            tileProduct(kc, ap, bp, edge, kNR, false);
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t j = 0; j < cols; ++j)
-                tile[r * ldc + j] = (add ? tile[r * ldc + j] : 0.0f) + edge[r * kNR + j];
+            computeTile(c + (ic + ir) * ldc + jc + jr, ldc, rows, cols, mr, kNR, add, edge,
+                        [&](float *out, int64_t ld, bool accumulate) {
+                          tileProduct(kc, ap, bp, out, ld, accumulate);
+                        });
           }
         }
       }
@@ -247,37 +244,7 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
 
 using namespace KERNEL_NAMESPACE;
 
-namespace {
-/// The matrix of the last two axes of `v` (a rank-1 operand is a row, or a
-/// column with `column`), transposed with `transpose`.
-Matrix matrixOf(const View &v, const float *base, bool transpose, bool column) {
-  Matrix m{base, 1, 1, 0, 0};
-  if (v.rank == 1) {
-    m.rows = column ? v.size(0) : 1;
-    m.cols = column ? 1 : v.size(0);
-    m.rowStride = column ? v.stride(0) : 0;
-    m.colStride = column ? 0 : v.stride(0);
-  } else {
-    m.rows = v.size(v.rank - 2);
-    m.cols = v.size(v.rank - 1);
-    m.rowStride = v.stride(v.rank - 2);
-    m.colStride = v.stride(v.rank - 1);
-  }
-  if (transpose) {
-    int64_t t = m.rows;
-    m.rows = m.cols;
-    m.cols = t;
-    t = m.rowStride;
-    m.rowStride = m.colStride;
-    m.colStride = t;
-  }
-  return m;
-}
-
-/// Whether axes [from, to] of `v` nest row-major, so they index like one
-/// axis; `stride` is then that axis's stride. Unit axes are skipped: their
-/// strides are arbitrary (a transposed view of a batch of one, say).
-bool collapsible(const View &v, int64_t from, int64_t to, int64_t &stride) {
+bool KERNEL_NAMESPACE::collapsible(const View &v, int64_t from, int64_t to, int64_t &stride) {
   stride = 0;
   int64_t inner = 0; // Elements spanned by the non-unit axes seen so far.
   for (int64_t i = to; i >= from; --i) {
@@ -291,54 +258,15 @@ bool collapsible(const View &v, int64_t from, int64_t to, int64_t &stride) {
   }
   return true;
 }
-} // namespace
 
-extern "C" void SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c,
-                       int64_t flags) {
-  View va{a->descriptor, a->rank}, vb{b->descriptor, b->rank},
-      vc{c->descriptor, c->rank};
-  bool transA = flags & kTransposeA, transB = flags & kTransposeB;
+extern "C" void SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c, int64_t flags) {
   bool accumulate = flags & kAccumulate, constantB = flags & kConstantB;
-  bool rowA = va.rank >= 2, columnB = vb.rank < 2;
-  int64_t batchA = va.rank - (rowA ? 2 : 1), batchB = vb.rank - (columnB ? 1 : 2);
-  int64_t batchRank = vc.rank - rowA - !columnB;
-  // C's row stride: its axis of m (the last one when b is a column).
-  int64_t ldc = !rowA ? 0 : columnB ? vc.stride(vc.rank - 1) : vc.stride(vc.rank - 2);
-  // Batches of A's rows against one B (linear, or a broadcast B) are one
-  // taller matrix when A's and C's batch axes nest with their rows.
-  int64_t rowStrideA, rowStrideC;
-  if (batchRank > 0 && batchB == 0 && rowA && !columnB && !transA &&
-      batchA == batchRank && collapsible(va, 0, va.rank - 2, rowStrideA) &&
-      collapsible(vc, 0, vc.rank - 2, rowStrideC)) {
-    Matrix ma = matrixOf(va, va.data(), false, false);
-    for (int64_t i = 0; i < batchRank; ++i)
-      ma.rows *= va.size(i);
-    ma.rowStride = rowStrideA;
-    Matrix mb = matrixOf(vb, vb.data(), transB, true);
-    gemm(ma, mb, vc.data(), rowStrideC, accumulate, constantB ? packedWeights(mb) : nullptr);
-    return;
-  }
-  int64_t batches = 1;
-  for (int64_t i = 0; i < batchRank; ++i)
-    batches *= vc.size(i);
-  for (int64_t batch = 0; batch < batches; ++batch) {
-    const float *pa = va.data(), *pb = vb.data();
-    float *pc = vc.data();
-    for (int64_t i = batchRank - 1, rest = batch; i >= 0; --i) {
-      int64_t index = rest % vc.size(i);
-      rest /= vc.size(i);
-      pc += index * vc.stride(i);
-      // Operands' batch axes align with C's at the end; unit axes broadcast.
-      int64_t ia = i - (batchRank - batchA), ib = i - (batchRank - batchB);
-      if (ia >= 0 && va.size(ia) != 1)
-        pa += index * va.stride(ia);
-      if (ib >= 0 && vb.size(ib) != 1)
-        pb += index * vb.stride(ib);
-    }
-    Matrix mb = matrixOf(vb, pb, transB, true);
-    gemm(matrixOf(va, pa, transA, false), mb, pc, ldc, accumulate,
-         constantB ? packedWeights(mb) : nullptr);
-  }
+  forEachMatrixProduct<float, float, float>(
+      View{a->descriptor, a->rank}, View{b->descriptor, b->rank}, View{c->descriptor, c->rank},
+      flags & kTransposeA, flags & kTransposeB,
+      [&](const Matrix &ma, const Matrix &mb, float *pc, int64_t ldc) {
+        gemm(ma, mb, pc, ldc, accumulate, constantB ? packedWeights(mb) : nullptr);
+      });
 }
 
 extern "C" void RELEASE() { releaseAll(); }

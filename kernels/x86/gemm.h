@@ -43,15 +43,16 @@ struct UnrankedMemRef {
 struct View {
   const int64_t *d;
   int64_t rank;
-  float *data() const { return reinterpret_cast<float *>(d[1]) + d[2]; }
+  template <class T = float> T *data() const { return reinterpret_cast<T *>(d[1]) + d[2]; }
   int64_t size(int64_t i) const { return d[3 + i]; }
   int64_t stride(int64_t i) const { return d[3 + rank + i]; }
 };
 
-struct Matrix {
-  const float *data;
+template <class T> struct MatrixOf {
+  const T *data;
   int64_t rows, cols, rowStride, colStride;
 };
+using Matrix = MatrixOf<float>;
 
 constexpr int64_t roundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
@@ -117,6 +118,99 @@ inline void microkernel(int64_t kc, const float *a, Rows rowOfB, float *c,
     Vec *row = reinterpret_cast<Vec *>(c + r * ldc);
     for (int v = 0; v < NV; ++v)
       row[v] = accumulate ? row[v] + acc[r][v] : acc[r][v];
+  }
+}
+
+/// One mr x nr tile of C at `c` (row stride `ldc`) by `product(out, ld,
+/// accumulate)`, which writes a whole tile: in place when the tile is whole,
+/// else into `edge` (mr x nr), whose `rows` x `cols` corner is then stored
+/// (added with `add`).
+template <class T, class Product>
+inline void computeTile(T *c, int64_t ldc, int64_t rows, int64_t cols, int64_t mr, int64_t nr,
+                        bool add, T *edge, Product product) {
+  if (rows == mr && cols == nr) {
+    product(c, ldc, add);
+    return;
+  }
+  product(edge, nr, false);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      c[r * ldc + j] = (add ? c[r * ldc + j] : T(0)) + edge[r * nr + j];
+}
+
+/// The matrix of the last two axes of `v` at `base` (a rank-1 operand is a
+/// row, or a column with `column`), transposed with `transpose`.
+template <class T> MatrixOf<T> matrixOf(const View &v, const T *base, bool transpose, bool column) {
+  MatrixOf<T> m{base, 1, 1, 0, 0};
+  if (v.rank == 1) {
+    m.rows = column ? v.size(0) : 1;
+    m.cols = column ? 1 : v.size(0);
+    m.rowStride = column ? v.stride(0) : 0;
+    m.colStride = column ? 0 : v.stride(0);
+  } else {
+    m.rows = v.size(v.rank - 2);
+    m.cols = v.size(v.rank - 1);
+    m.rowStride = v.stride(v.rank - 2);
+    m.colStride = v.stride(v.rank - 1);
+  }
+  if (transpose) {
+    int64_t t = m.rows;
+    m.rows = m.cols;
+    m.cols = t;
+    t = m.rowStride;
+    m.rowStride = m.colStride;
+    m.colStride = t;
+  }
+  return m;
+}
+
+/// Whether axes [from, to] of `v` nest row-major, so they index like one
+/// axis; `stride` is then that axis's stride. Unit axes are skipped: their
+/// strides are arbitrary (a transposed view of a batch of one, say).
+bool collapsible(const View &v, int64_t from, int64_t to, int64_t &stride);
+
+/// Calls `product(A, B, C, ldc)` for each matrix product of C = op(A) *
+/// op(B) over the last two axes of the views (leading batch axes broadcast
+/// numpy-style; C contiguous in its last axis), A's elements of type `TA`,
+/// B's of `TB`, C's of `TC`. Batches of A's rows against one B are one
+/// taller product when A's and C's batch axes nest with their rows.
+template <class TA, class TB, class TC, class Product>
+void forEachMatrixProduct(const View &va, const View &vb, const View &vc, bool transA, bool transB,
+                          Product product) {
+  bool rowA = va.rank >= 2, columnB = vb.rank < 2;
+  int64_t batchA = va.rank - (rowA ? 2 : 1), batchB = vb.rank - (columnB ? 1 : 2);
+  int64_t batchRank = vc.rank - rowA - !columnB;
+  // C's row stride: its axis of m (the last one when b is a column).
+  int64_t ldc = !rowA ? 0 : columnB ? vc.stride(vc.rank - 1) : vc.stride(vc.rank - 2);
+  int64_t rowStrideA, rowStrideC;
+  if (batchRank > 0 && batchB == 0 && rowA && !columnB && !transA && batchA == batchRank &&
+      collapsible(va, 0, va.rank - 2, rowStrideA) && collapsible(vc, 0, vc.rank - 2, rowStrideC)) {
+    MatrixOf<TA> ma = matrixOf(va, va.data<TA>(), false, false);
+    for (int64_t i = 0; i < batchRank; ++i)
+      ma.rows *= va.size(i);
+    ma.rowStride = rowStrideA;
+    product(ma, matrixOf(vb, vb.data<TB>(), transB, true), vc.data<TC>(), rowStrideC);
+    return;
+  }
+  int64_t batches = 1;
+  for (int64_t i = 0; i < batchRank; ++i)
+    batches *= vc.size(i);
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    const TA *pa = va.data<TA>();
+    const TB *pb = vb.data<TB>();
+    TC *pc = vc.data<TC>();
+    for (int64_t i = batchRank - 1, rest = batch; i >= 0; --i) {
+      int64_t index = rest % vc.size(i);
+      rest /= vc.size(i);
+      pc += index * vc.stride(i);
+      // Operands' batch axes align with C's at the end; unit axes broadcast.
+      int64_t ia = i - (batchRank - batchA), ib = i - (batchRank - batchB);
+      if (ia >= 0 && va.size(ia) != 1)
+        pa += index * va.stride(ia);
+      if (ib >= 0 && vb.size(ib) != 1)
+        pb += index * vb.stride(ib);
+    }
+    product(matrixOf(va, pa, transA, false), matrixOf(vb, pb, transB, true), pc, ldc);
   }
 }
 

@@ -31,6 +31,13 @@ static std::string multiplyAdd(KernelEmitter &e, const std::string &a,
               t);
 }
 
+/// Element `v` of operand `x` in the accumulator's type.
+static std::string widen(KernelEmitter &e, const std::string &v, ValueRef x,
+                         const Accumulator &acc) {
+  DType t = e.graph.dtype(x);
+  return e.toAccumulator(e.toCompute(v, t), t, acc.elemType);
+}
+
 /// acc(yMap) += a(aMap) * b(bMap) over a domain of `rank` axes whose axis
 /// `k` is the reduction; then the accumulator is written back to `y`.
 static LogicalResult contract(KernelEmitter &e, unsigned rank, unsigned k,
@@ -40,14 +47,11 @@ static LogicalResult contract(KernelEmitter &e, unsigned rank, unsigned k,
                               const std::vector<std::string> &yMap, ValueRef y) {
   std::vector<bool> reduction(rank, false);
   reduction[k] = true;
-  DType t = e.graph.dtype(a);
   e.generic(rank, reduction,
             {e.operand(a, affineMap(rank, aMap)), e.operand(b, affineMap(rank, bMap))},
-            {acc.operand(affineMap(rank, yMap))},
-            [&](const std::vector<std::string> &v) {
+            {acc.operand(affineMap(rank, yMap))}, [&](const std::vector<std::string> &v) {
               return std::vector<std::string>{multiplyAdd(
-                  e, e.toCompute(v[0], t), e.toCompute(v[1], t), v[2],
-                  acc.elemType)};
+                  e, widen(e, v[0], a, acc), widen(e, v[1], b, acc), v[2], acc.elemType)};
             });
   finishAccumulation(e, acc, y);
   return success();
@@ -116,18 +120,22 @@ static LogicalResult emitLinear(KernelEmitter &e, NodeId node) {
                   beginAccumulation(e, y, 0, bias, rows), yMap, y);
 }
 
-/// A call to the library sgemm (kernels/x86/gemm.cpp), which reads the
-/// operands' descriptors through unranked memrefs.
+/// A call to the library sgemm (kernels/x86/gemm.cpp) or, for 8-bit
+/// operands, igemm (igemm.cpp), which read the operands' descriptors
+/// through unranked memrefs.
 static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
   const Graph &graph = e.graph;
   auto operands = graph.operands(node);
   ValueRef y{node, 0};
   // Flags: transpose a, transpose b, accumulate into the result, b never
   // changes (a constant, or a view of one: the library keeps it packed).
+  // For 8-bit operands (kernels/x86/igemm.cpp), also which are unsigned.
   int64_t flags = isConstant(graph, operands[1]) ? 8 : 0;
   if (graph.kind(node) == OpKind::MatMul) {
     flags |= graph.getBool(node, AttrName::TransposeA, false) ? 1 : 0;
     flags |= graph.getBool(node, AttrName::TransposeB, false) ? 2 : 0;
+    flags |= graph.dtype(operands[0]) == DType::U8 ? 16 : 0;
+    flags |= graph.dtype(operands[1]) == DType::U8 ? 32 : 0;
   } else { // linear: x * w^T (+ bias, written first)
     flags |= 2;
     if (operands.size() == 3) {
@@ -136,8 +144,7 @@ static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
       flags |= 4;
     }
   }
-  callLibrary(e, OpKind::MatMul,
-              {unrankedF32(e, operands[0]), unrankedF32(e, operands[1]), unrankedF32(e, y)},
+  callLibrary(e, node, {unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, y)},
               {flags});
   return success();
 }

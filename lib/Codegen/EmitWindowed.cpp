@@ -361,12 +361,12 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
   flags |= epilogue.silu ? 128 : 0;
   std::vector<std::string> args;
   for (ValueRef v : {operands[0], operands[1], y})
-    args.push_back(unrankedF32(e, v));
+    args.push_back(unranked(e, v));
   // Absent operands are passed as the result, never read.
-  args.push_back(operands.size() == 3 ? unrankedF32(e, operands[2]) : args[2]);
-  args.push_back(epilogue.residual ? unrankedF32(e, *epilogue.residual) : args[2]);
+  args.push_back(operands.size() == 3 ? unranked(e, operands[2]) : args[2]);
+  args.push_back(epilogue.residual ? unranked(e, *epilogue.residual) : args[2]);
   Window win = windowOf(graph, node);
-  callLibrary(e, OpKind::Conv2D, args,
+  callLibrary(e, node, args,
               {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1], win.dilations[0],
                win.dilations[1]},
               {epilogue.lo, epilogue.hi});
@@ -376,8 +376,7 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
 /// A call to the library max_pool2d (kernels/x86/pool.cpp).
 static LogicalResult emitLibraryMaxPool(KernelEmitter &e, NodeId node) {
   Window win = windowOf(e.graph, node);
-  callLibrary(e, OpKind::MaxPool2D,
-              {unrankedF32(e, e.graph.operands(node)[0]), unrankedF32(e, {node, 0})},
+  callLibrary(e, node, {unranked(e, e.graph.operands(node)[0]), unranked(e, {node, 0})},
               {win.kernel[0], win.kernel[1], win.strides[0], win.strides[1], win.pads[0],
                win.pads[1], win.dilations[0], win.dilations[1]});
   return success();

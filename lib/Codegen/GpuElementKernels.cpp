@@ -121,7 +121,7 @@ std::string HeadWriter::contraction(const Point &p) {
   auto operands = graph.operands(head);
   ValueRef a = operands[0], b = operands[1];
   ShapeRef sa = graph.shape(a), sb = graph.shape(b);
-  DType dt = graph.dtype(a);
+  DType dt = graph.dtype(y);
   std::string t = computeType(dt);
   bool fp = isFloat(dt), isMatMul = graph.kind(head) == OpKind::MatMul;
   bool ta = isMatMul && graph.getBool(head, AttrName::TransposeA, false);
@@ -148,7 +148,8 @@ std::string HeadWriter::contraction(const Point &p) {
     cb = {p.at.back(), loop.iv};
   }
   std::string product = e.s.op(std::string(fp ? "arith.mulf " : "arith.muli ") +
-                                   read(a, ca) + ", " + read(b, cb),
+                                   e.s.toAccumulator(read(a, ca), graph.dtype(a), t) + ", " +
+                                   e.s.toAccumulator(read(b, cb), graph.dtype(b), t),
                                t);
   std::string next = e.s.op(std::string(fp ? "arith.addf " : "arith.addi ") +
                                 loop.carried + ", " + product,

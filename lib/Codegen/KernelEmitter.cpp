@@ -75,9 +75,12 @@ bool codegen::isConstant(const Graph &graph, ValueRef value) {
   return graph.kind(value.node) == OpKind::Constant;
 }
 
-std::string codegen::librarySignature(OpKind kind) {
+std::string codegen::librarySignature(const Graph &graph, NodeId head) {
+  OpKind kind = graph.kind(head);
   std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
-  if (kind == OpKind::Conv2D) // Bias, residual, flags, strides, top/left
+  if (kind == OpKind::MatMul && graph.dtype({head, 0}) == DType::I32) // 8-bit operands.
+    operands = "memref<*xi8>, memref<*xi8>, memref<*xi32>, i64";
+  else if (kind == OpKind::Conv2D) // Bias, residual, flags, strides, top/left
     // pads, dilations, clamp bounds.
     operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, "
                "memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, f32, f32";
@@ -86,12 +89,13 @@ std::string codegen::librarySignature(OpKind kind) {
   return "(" + operands + ") -> ()";
 }
 
-std::string codegen::unrankedF32(KernelEmitter &e, ValueRef value) {
-  return e.op("memref.cast " + e.argName(value) + " : " + e.argType(value) + " to memref<*xf32>",
+std::string codegen::unranked(KernelEmitter &e, ValueRef value) {
+  return e.op("memref.cast " + e.argName(value) + " : " + e.argType(value) + " to memref<*x" +
+                  storageType(e.graph.dtype(value)) + ">",
               "");
 }
 
-void codegen::callLibrary(KernelEmitter &e, OpKind kind, const std::vector<std::string> &operands,
+void codegen::callLibrary(KernelEmitter &e, NodeId head, const std::vector<std::string> &operands,
                           std::initializer_list<int64_t> ints,
                           std::initializer_list<double> floats) {
   std::vector<std::string> args = operands;
@@ -102,7 +106,7 @@ void codegen::callLibrary(KernelEmitter &e, OpKind kind, const std::vector<std::
   e.body() << "    func.call @" << e.spec.librarySymbol << "(";
   for (size_t i = 0; i < args.size(); ++i)
     e.body() << (i ? ", " : "") << args[i];
-  e.body() << ") : " << librarySignature(kind) << "\n";
+  e.body() << ") : " << librarySignature(e.graph, head) << "\n";
 }
 
 std::string codegen::affineMap(unsigned rank,
@@ -405,6 +409,13 @@ std::string KernelEmitter::toCompute(const std::string &v, DType t) {
     return op("arith.cmpi ne, " + v + ", " + zero, "i8");
   }
   return v;
+}
+
+std::string KernelEmitter::toAccumulator(const std::string &v, DType t, const std::string &acc) {
+  if ((t != DType::U8 && t != DType::I8) || acc == "i8")
+    return v;
+  return op(std::string(t == DType::U8 ? "arith.extui " : "arith.extsi ") + v + " : i8 to " + acc,
+            "");
 }
 
 std::string KernelEmitter::toStorage(const std::string &v, DType t) {

@@ -117,6 +117,10 @@ public:
   std::string constant(double value, const std::string &type);
   /// Converts a loaded element of `t` to its compute type and back.
   std::string toCompute(const std::string &v, DType t);
+  /// `v` (an element of `t`, in its compute type) in type `acc`, a
+  /// contraction's accumulator: an 8-bit integer extends to i32 by its
+  /// signedness (u8 by zeros); other values are already there.
+  std::string toAccumulator(const std::string &v, DType t, const std::string &acc);
   std::string toStorage(const std::string &v, DType t);
 
 private:
@@ -130,16 +134,17 @@ private:
 };
 
 /// The MLIR function type of the library kernel (kernels/x86/gemm.cpp,
-/// conv.cpp, pool.cpp) implementing `kind` (matmul and linear share one).
-std::string librarySignature(OpKind kind);
+/// igemm.cpp, conv.cpp, pool.cpp) implementing node `head` (matmul and
+/// linear share one; a matmul of 8-bit operands has its own).
+std::string librarySignature(const Graph &graph, NodeId head);
 
-/// `value`'s memref cast to memref<*xf32>, as library kernels take them.
-std::string unrankedF32(KernelEmitter &e, ValueRef value);
+/// `value`'s memref cast to an unranked one, as library kernels take them.
+std::string unranked(KernelEmitter &e, ValueRef value);
 
 /// A call of the kernel's library symbol with the signature of `kind`.
 /// `ints` are passed as i64 constants after `operands`, then `floats` as
 /// f32 constants.
-void callLibrary(KernelEmitter &e, OpKind kind, const std::vector<std::string> &operands,
+void callLibrary(KernelEmitter &e, NodeId head, const std::vector<std::string> &operands,
                  std::initializer_list<int64_t> ints, std::initializer_list<double> floats = {});
 
 /// Whether `value` is a constant or a view of one (a library kernel keeps

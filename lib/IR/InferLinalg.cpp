@@ -4,8 +4,13 @@
 
 using namespace fuel;
 
+static bool isByteInteger(DType t) { return t == DType::U8 || t == DType::I8; }
+
 static LogicalResult inferMatMul(InferenceContext &ctx) {
-  if (failed(ctx.requireSameDType()) ||
+  // 8-bit integer operands, in any mix of signedness, give their exact
+  // product in i32 (ONNX MatMulInteger without zero points).
+  bool bytes = isByteInteger(ctx.dtype(0)) && isByteInteger(ctx.dtype(1));
+  if ((!bytes && failed(ctx.requireSameDType())) ||
       failed(ctx.requireDType(0, isNumeric, "numeric (not bool)")))
     return failure();
   bool transA = ctx.boolAttr(AttrName::TransposeA, false);
@@ -49,7 +54,7 @@ static LogicalResult inferMatMul(InferenceContext &ctx) {
     result.push_back(m);
   if (!vecB)
     result.push_back(n);
-  ctx.results.push_back({ctx.dtype(0), std::move(result)});
+  ctx.results.push_back({bytes ? DType::I32 : ctx.dtype(0), std::move(result)});
   return success();
 }
 

@@ -173,7 +173,30 @@ bool Importer::hasInput(size_t i) const {
   return i < static_cast<size_t>(node->input_size()) && !node->input(i).empty();
 }
 
-ValueRef Importer::input(size_t i) { return values.at(node->input(i)); }
+ValueRef Importer::input(size_t i) {
+  auto deferred = dequantized.find(node->input(i));
+  if (deferred == dequantized.end())
+    return values.at(node->input(i));
+  Dequantized &d = deferred->second;
+  if (!d.value)
+    d.value = dequantize(*this, d, "." + std::to_string(i) + "dq");
+  return *d.value;
+}
+
+const Dequantized *Importer::dequantizedInput(size_t i) const {
+  auto it = hasInput(i) ? dequantized.find(node->input(i)) : dequantized.end();
+  return it == dequantized.end() ? nullptr : &it->second;
+}
+
+bool Importer::onlyReadBy(size_t i, std::span<const std::string_view> ops) const {
+  auto it = readerOps.find(node->output(static_cast<int>(i)));
+  if (it == readerOps.end())
+    return false;
+  for (const std::string &op : it->second)
+    if (std::find(ops.begin(), ops.end(), op) == ops.end())
+      return false;
+  return true;
+}
 
 const KnownTensor *Importer::constantInput(size_t i) const {
   if (!hasInput(i))
@@ -323,6 +346,12 @@ void Importer::bind(size_t i, ValueRef value) {
     values[node->output(i)] = value;
 }
 
+void Importer::bindDequantized(Dequantized d) {
+  // The 8-bit value stands for the floats until a reader asks (input()).
+  values[node->output(0)] = d.quantized;
+  dequantized[node->output(0)] = std::move(d);
+}
+
 Importer::Bound Importer::boundInput(size_t i) const {
   Bound b{values.at(node->input(i)), std::nullopt};
   if (const KnownTensor *t = constantInput(i))
@@ -398,16 +427,20 @@ Importer::inlineGraph(const onnx::GraphProto &body, const std::vector<Bound> &in
   return outputs;
 }
 
-void Importer::countUses(const onnx::GraphProto &g) {
+void Importer::countUses(const onnx::GraphProto &g, bool subgraph) {
   for (const onnx::NodeProto &n : g.node()) {
-    for (const std::string &in : n.input())
+    for (const std::string &in : n.input()) {
       ++uses[in];
+      readerOps[in].insert(subgraph ? "" : n.op_type());
+    }
     for (const onnx::AttributeProto &a : n.attribute())
       if (a.has_g())
-        countUses(a.g());
+        countUses(a.g(), true);
   }
-  for (const onnx::ValueInfoProto &out : g.output())
+  for (const onnx::ValueInfoProto &out : g.output()) {
     ++uses[out.name()];
+    readerOps[out.name()].insert("");
+  }
 }
 
 void Importer::importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes) {
@@ -424,6 +457,7 @@ void Importer::importNodes(const google::protobuf::RepeatedPtrField<onnx::NodePr
       known.erase(out);
       symbolic.erase(out);
       values.erase(out);
+      dequantized.erase(out);
       missing.erase(out);
     }
     bool known = n.domain() == kTrainingDomain ? trainingOpset > 0

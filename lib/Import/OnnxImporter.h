@@ -23,6 +23,8 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,17 @@ inline constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
 /// the time and memory a small file can ask for.
 inline constexpr int64_t kMaxSubgraphNodes = int64_t(1) << 16;
 
+/// A DequantizeLinear whose readers all multiply (MatMul, Gemm): kept as
+/// its 8-bit input, scale and zero point, so that a product of two such
+/// values runs in integers (OnnxQuantize.cpp). It becomes floats only when
+/// a reader asks for its value.
+struct Dequantized {
+  ValueRef quantized, scale;
+  std::optional<ValueRef> zeroPoint;
+  unsigned axis = 0;             // Of the scale and zero point when they are vectors.
+  std::optional<ValueRef> value; // The floats, once a reader needed them.
+};
+
 class Importer {
 public:
   Importer(const onnx::ModelProto &model, std::string fileName,
@@ -77,6 +90,11 @@ public:
   bool hasInput(size_t i) const;         // Given and not "".
   ValueRef input(size_t i);              // Operand i as an IR value.
   const KnownTensor *constantInput(size_t i) const;
+  /// Input `i` when it is a deferred DequantizeLinear (nullptr otherwise).
+  const Dequantized *dequantizedInput(size_t i) const;
+  /// Whether every reader of output `i` is one of `ops` (a graph output or
+  /// a subgraph's read counts as another op).
+  bool onlyReadBy(size_t i, std::span<const std::string_view> ops) const;
   const SymbolicInts *symbolicInput(size_t i) const;
   /// Input `i` as extents (a known or symbolic integer vector: -1 becomes
   /// Dim::inferred(), other values static); reports when it is neither.
@@ -99,6 +117,8 @@ public:
   ValueRef addConstant(const KnownTensor &t, const std::string &suffix);
   /// Binds ONNX output `i` of the current node to `value`.
   void bind(size_t i, ValueRef value);
+  /// Binds output 0 to the deferred dequantization `d`.
+  void bindDequantized(Dequantized d);
   /// Binds output 0 to a new constant holding `t`, known to later nodes
   /// (a Reshape reading a Constant or a folded Shape).
   void bindConstant(KnownTensor t);
@@ -133,7 +153,7 @@ public:
 private:
   void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes);
   /// Counts the readers of every value, in subgraphs too.
-  void countUses(const onnx::GraphProto &g);
+  void countUses(const onnx::GraphProto &g, bool subgraph = false);
   bool declareInput(const onnx::ValueInfoProto &info);
   /// A named constant known at import (initializers, frozen inputs).
   void addKnown(const std::string &name, KnownTensor tensor);
@@ -147,6 +167,10 @@ private:
   std::map<std::string, KnownTensor> known;
   std::map<std::string, SymbolicInts> symbolic;
   std::map<std::string, int> uses; // ONNX value name -> readers.
+  // ONNX value name -> the op types reading it ("" for graph outputs and
+  // reads inside subgraphs).
+  std::map<std::string, std::set<std::string>> readerOps;
+  std::map<std::string, Dequantized> dequantized;
   std::map<std::string, bool> missing;
   unsigned errors = 0;
   bool defaultDomain = false;
@@ -154,6 +178,10 @@ private:
   unsigned inlineDepth = 0; // Of nested subgraphs, bounded.
   int64_t subgraphNodes = 0; // Imported inside subgraphs, bounded.
 };
+
+/// `d`'s floats, (quantized - zeroPoint) * scale, computed by ops named
+/// after the current node plus `tag` (OnnxQuantize.cpp).
+ValueRef dequantize(Importer &im, const Dequantized &d, const std::string &tag);
 
 /// The dtype of an ONNX element type, or nullopt for those fuelc lacks.
 std::optional<DType> dtypeOfOnnx(int64_t onnxType);

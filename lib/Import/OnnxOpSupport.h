@@ -84,6 +84,18 @@ std::optional<double> constScalar(Importer &im, size_t i, const char *what);
 std::optional<std::vector<int64_t>> axesOf(Importer &im, size_t inputIndex);
 
 class Composer;
+/// MatMul (`transB` false) or Gemm's product of inputs 0 and 1 computed in
+/// integers when both are deferred DequantizeLinears whose product
+/// rescales to floats (per-tensor scales, b's also per column): the 8-bit
+/// product, its zero-point terms, then one scale (OnnxQuantize.cpp).
+/// nullopt when the inputs are not such a pair.
+std::optional<ValueRef> quantizedProduct(Importer &im, bool transB);
+
+/// A Transpose (`perm`, empty: reversed) of a deferred DequantizeLinear read
+/// by products alone, deferred in turn (OnnxQuantize.cpp); false when the
+/// input is not such a value.
+bool deferTranspose(Importer &im, const std::vector<int64_t> &perm);
+
 /// Conv2D, MaxPool2D or AvgPool2D over `operands` (the input first, rank 3
 /// to 5) with the current node's window attributes (kernel_shape, strides,
 /// pads or auto_pad, dilations, group, ceil_mode, count_include_pad):
@@ -105,6 +117,10 @@ public:
   explicit Composer(Importer &im)
       : im(im), x(im.hasInput(0) ? im.input(0) : ValueRef{}),
         type(im.hasInput(0) ? im.graph.dtype(x) : DType::F32) {}
+  /// On `x`, its ops' names tagged with `tag` (for ops built on behalf of
+  /// an earlier node while the current one reads its value).
+  Composer(Importer &im, ValueRef x, std::string tag)
+      : im(im), x(x), type(im.graph.dtype(x)), tag(std::move(tag)) {}
 
   Importer &im;
   ValueRef x;
@@ -114,11 +130,11 @@ public:
   ValueRef c(double value) { return c(value, type); }
   ValueRef c(double value, DType dtype) { return constant(scalar(value, dtype)); }
   ValueRef constant(const KnownTensor &t) {
-    return im.addConstant(t, "." + std::to_string(next++));
+    return im.addConstant(t, tag + "." + std::to_string(next++));
   }
   ValueRef op(OpKind kind, const std::vector<ValueRef> &operands,
               const std::function<void(Graph &)> &attrs = {}) {
-    return add(kind, operands, attrs, "." + std::to_string(next++));
+    return add(kind, operands, attrs, tag + "." + std::to_string(next++));
   }
   /// The op the ONNX node mainly is, named as the node's output itself:
   /// plans and profiles show the model's names. Only the first such op
@@ -190,6 +206,7 @@ private:
     return ok ? ValueRef{*n, 0} : x;
   }
 
+  std::string tag;
   unsigned next = 0;
   bool ok = true;
   bool named = false; // Whether mainOp named an op after the node.

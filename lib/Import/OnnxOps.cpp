@@ -365,16 +365,34 @@ bool constant(Importer &im) {
   return true;
 }
 
+bool matMul(Importer &im) {
+  if (std::optional<ValueRef> product = quantizedProduct(im, false)) {
+    im.bind(0, *product);
+    return true;
+  }
+  return direct(im, OpKind::MatMul);
+}
+
 bool gemm(Importer &im) {
   float alpha = im.attrFloat("alpha", 1), beta = im.attrFloat("beta", 1);
-  DType t = im.graph.dtype(im.input(0));
-  std::optional<NodeId> mm = im.add(OpKind::MatMul, {im.input(0), im.input(1)}, [&](Graph &g) {
-    g.addBoolAttr(AttrName::TransposeA, im.attrInt("transA", 0) != 0);
-    g.addBoolAttr(AttrName::TransposeB, im.attrInt("transB", 0) != 0);
-  }, im.hasInput(2) || alpha != 1 ? ".matmul" : "");
-  if (!mm)
-    return false;
-  ValueRef y{*mm, 0};
+  bool transA = im.attrInt("transA", 0) != 0, transB = im.attrInt("transB", 0) != 0;
+  std::optional<ValueRef> product;
+  if (!transA)
+    product = quantizedProduct(im, transB);
+  if (!product) {
+    std::optional<NodeId> mm = im.add(
+        OpKind::MatMul, {im.input(0), im.input(1)},
+        [&](Graph &g) {
+          g.addBoolAttr(AttrName::TransposeA, transA);
+          g.addBoolAttr(AttrName::TransposeB, transB);
+        },
+        im.hasInput(2) || alpha != 1 ? ".matmul" : "");
+    if (!mm)
+      return false;
+    product = ValueRef{*mm, 0};
+  }
+  ValueRef y = *product;
+  DType t = im.graph.dtype(y);
   if (alpha != 1) {
     std::optional<NodeId> s = im.add(OpKind::Mul, {y, im.addConstant(scalar(alpha, t), ".alpha")},
                                      {}, im.hasInput(2) ? ".scaled" : "");
@@ -599,93 +617,95 @@ bool castLike(Importer &im) { // A cast to the dtype of input 1.
 const HandlerTable &handlers() {
   static const HandlerTable table = [] {
     HandlerTable t = {
-      {"Add", [](Importer &im) { return direct(im, OpKind::Add); }},
-      {"Sub", [](Importer &im) { return direct(im, OpKind::Sub); }},
-      {"Mul", [](Importer &im) { return direct(im, OpKind::Mul); }},
-      {"Div", [](Importer &im) { return direct(im, OpKind::Div); }},
-      {"Pow", power},
-      {"Max", [](Importer &im) { return chain(im, OpKind::Max); }},
-      {"Min", [](Importer &im) { return chain(im, OpKind::Min); }},
-      {"Sum", [](Importer &im) { return chain(im, OpKind::Add); }},
-      {"Equal", [](Importer &im) { return direct(im, OpKind::Eq); }},
-      {"Less", [](Importer &im) { return direct(im, OpKind::Lt); }},
-      {"LessOrEqual", [](Importer &im) { return direct(im, OpKind::Le); }},
-      {"Greater", [](Importer &im) { return direct(im, OpKind::Gt); }},
-      {"GreaterOrEqual", [](Importer &im) { return direct(im, OpKind::Ge); }},
-      {"And", [](Importer &im) { return direct(im, OpKind::And); }},
-      {"Or", [](Importer &im) { return direct(im, OpKind::Or); }},
-      {"Not", [](Importer &im) { return direct(im, OpKind::Not); }},
-      {"Where", [](Importer &im) { return direct(im, OpKind::Where); }},
-      {"Neg", [](Importer &im) { return direct(im, OpKind::Neg); }},
-      {"Abs", [](Importer &im) { return direct(im, OpKind::Abs); }},
-      {"Exp", [](Importer &im) { return direct(im, OpKind::Exp); }},
-      {"Log", [](Importer &im) { return direct(im, OpKind::Log); }},
-      {"Sqrt", [](Importer &im) { return direct(im, OpKind::Sqrt); }},
-      {"Reciprocal", [](Importer &im) { return direct(im, OpKind::Recip); }},
-      {"Tanh", [](Importer &im) { return direct(im, OpKind::Tanh); }},
-      {"Sigmoid", [](Importer &im) { return direct(im, OpKind::Sigmoid); }},
-      {"Relu", [](Importer &im) { return direct(im, OpKind::Relu); }},
-      {"Erf", [](Importer &im) { return direct(im, OpKind::Erf); }},
-      {"Sin", [](Importer &im) { return direct(im, OpKind::Sin); }},
-      {"Cos", [](Importer &im) { return direct(im, OpKind::Cos); }},
-      {"Floor", [](Importer &im) { return direct(im, OpKind::Floor); }},
-      {"Ceil", [](Importer &im) { return direct(im, OpKind::Ceil); }},
-      {"Round", [](Importer &im) { return direct(im, OpKind::Round); }},
-      {"Mod", mod},
-      {"ReduceL1", derivedReduce},
-      {"ReduceL2", derivedReduce},
-      {"ReduceSumSquare", derivedReduce},
-      {"ReduceLogSum", derivedReduce},
-      {"ReduceLogSumExp", derivedReduce},
-      {"CastLike", castLike},
-      {"Trilu", trilu},
-      {"Size", size},
-      {"Cast", cast},
-      {"Clip", clip},
-      {"Identity", identity},
-      {"Dropout", dropout},
-      {"ConstantOfShape", constantOfShape},
-      {"Range", needsConstantInputs},
-      {"Hardmax", hardmax},
-      {"MatMul", [](Importer &im) { return direct(im, OpKind::MatMul); }},
-      {"Gemm", gemm},
-      {"Softmax", [](Importer &im) { return softmax(im, OpKind::Softmax); }},
-      {"LogSoftmax", [](Importer &im) { return softmax(im, OpKind::LogSoftmax); }},
-      {"ReduceSum", [](Importer &im) { return reduce(im, OpKind::ReduceSum); }},
-      {"ReduceMean", [](Importer &im) { return reduce(im, OpKind::ReduceMean); }},
-      {"ReduceMax", [](Importer &im) { return reduce(im, OpKind::ReduceMax); }},
-      {"ReduceMin", [](Importer &im) { return reduce(im, OpKind::ReduceMin); }},
-      {"ReduceProd", [](Importer &im) { return reduce(im, OpKind::ReduceProd); }},
-      {"ArgMax", [](Importer &im) { return argReduce(im, OpKind::ArgMax); }},
-      {"ArgMin", [](Importer &im) { return argReduce(im, OpKind::ArgMin); }},
-      {"Reshape", reshape},
-      {"Flatten", flatten},
-      {"Transpose",
-       [](Importer &im) {
-         std::vector<int64_t> perm = im.attrInts("perm");
-         return direct(im, OpKind::Transpose, [&](Graph &g) {
-           if (!perm.empty())
-             g.addIntsAttr(AttrName::Perm, perm);
-         });
-       }},
-      {"Squeeze", [](Importer &im) { return squeezeLike(im, OpKind::Squeeze); }},
-      {"Unsqueeze", [](Importer &im) { return squeezeLike(im, OpKind::Unsqueeze); }},
-      {"Concat",
-       [](Importer &im) {
-         return direct(im, OpKind::Concat,
-                       [&](Graph &g) { g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0)); });
-       }},
-      {"Split", split},
-      {"Gather",
-       [](Importer &im) {
-         return direct(im, OpKind::Gather,
-                       [&](Graph &g) { g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0)); });
-       }},
-      {"Slice", slice},
-      {"Pad", pad},
-      {"Expand", expand},
-      {"Constant", constant},
-      {"Shape", shapeOf},
+        {"Add", [](Importer &im) { return direct(im, OpKind::Add); }},
+        {"Sub", [](Importer &im) { return direct(im, OpKind::Sub); }},
+        {"Mul", [](Importer &im) { return direct(im, OpKind::Mul); }},
+        {"Div", [](Importer &im) { return direct(im, OpKind::Div); }},
+        {"Pow", power},
+        {"Max", [](Importer &im) { return chain(im, OpKind::Max); }},
+        {"Min", [](Importer &im) { return chain(im, OpKind::Min); }},
+        {"Sum", [](Importer &im) { return chain(im, OpKind::Add); }},
+        {"Equal", [](Importer &im) { return direct(im, OpKind::Eq); }},
+        {"Less", [](Importer &im) { return direct(im, OpKind::Lt); }},
+        {"LessOrEqual", [](Importer &im) { return direct(im, OpKind::Le); }},
+        {"Greater", [](Importer &im) { return direct(im, OpKind::Gt); }},
+        {"GreaterOrEqual", [](Importer &im) { return direct(im, OpKind::Ge); }},
+        {"And", [](Importer &im) { return direct(im, OpKind::And); }},
+        {"Or", [](Importer &im) { return direct(im, OpKind::Or); }},
+        {"Not", [](Importer &im) { return direct(im, OpKind::Not); }},
+        {"Where", [](Importer &im) { return direct(im, OpKind::Where); }},
+        {"Neg", [](Importer &im) { return direct(im, OpKind::Neg); }},
+        {"Abs", [](Importer &im) { return direct(im, OpKind::Abs); }},
+        {"Exp", [](Importer &im) { return direct(im, OpKind::Exp); }},
+        {"Log", [](Importer &im) { return direct(im, OpKind::Log); }},
+        {"Sqrt", [](Importer &im) { return direct(im, OpKind::Sqrt); }},
+        {"Reciprocal", [](Importer &im) { return direct(im, OpKind::Recip); }},
+        {"Tanh", [](Importer &im) { return direct(im, OpKind::Tanh); }},
+        {"Sigmoid", [](Importer &im) { return direct(im, OpKind::Sigmoid); }},
+        {"Relu", [](Importer &im) { return direct(im, OpKind::Relu); }},
+        {"Erf", [](Importer &im) { return direct(im, OpKind::Erf); }},
+        {"Sin", [](Importer &im) { return direct(im, OpKind::Sin); }},
+        {"Cos", [](Importer &im) { return direct(im, OpKind::Cos); }},
+        {"Floor", [](Importer &im) { return direct(im, OpKind::Floor); }},
+        {"Ceil", [](Importer &im) { return direct(im, OpKind::Ceil); }},
+        {"Round", [](Importer &im) { return direct(im, OpKind::Round); }},
+        {"Mod", mod},
+        {"ReduceL1", derivedReduce},
+        {"ReduceL2", derivedReduce},
+        {"ReduceSumSquare", derivedReduce},
+        {"ReduceLogSum", derivedReduce},
+        {"ReduceLogSumExp", derivedReduce},
+        {"CastLike", castLike},
+        {"Trilu", trilu},
+        {"Size", size},
+        {"Cast", cast},
+        {"Clip", clip},
+        {"Identity", identity},
+        {"Dropout", dropout},
+        {"ConstantOfShape", constantOfShape},
+        {"Range", needsConstantInputs},
+        {"Hardmax", hardmax},
+        {"MatMul", matMul},
+        {"Gemm", gemm},
+        {"Softmax", [](Importer &im) { return softmax(im, OpKind::Softmax); }},
+        {"LogSoftmax", [](Importer &im) { return softmax(im, OpKind::LogSoftmax); }},
+        {"ReduceSum", [](Importer &im) { return reduce(im, OpKind::ReduceSum); }},
+        {"ReduceMean", [](Importer &im) { return reduce(im, OpKind::ReduceMean); }},
+        {"ReduceMax", [](Importer &im) { return reduce(im, OpKind::ReduceMax); }},
+        {"ReduceMin", [](Importer &im) { return reduce(im, OpKind::ReduceMin); }},
+        {"ReduceProd", [](Importer &im) { return reduce(im, OpKind::ReduceProd); }},
+        {"ArgMax", [](Importer &im) { return argReduce(im, OpKind::ArgMax); }},
+        {"ArgMin", [](Importer &im) { return argReduce(im, OpKind::ArgMin); }},
+        {"Reshape", reshape},
+        {"Flatten", flatten},
+        {"Transpose",
+         [](Importer &im) {
+           std::vector<int64_t> perm = im.attrInts("perm");
+           if (deferTranspose(im, perm))
+             return true;
+           return direct(im, OpKind::Transpose, [&](Graph &g) {
+             if (!perm.empty())
+               g.addIntsAttr(AttrName::Perm, perm);
+           });
+         }},
+        {"Squeeze", [](Importer &im) { return squeezeLike(im, OpKind::Squeeze); }},
+        {"Unsqueeze", [](Importer &im) { return squeezeLike(im, OpKind::Unsqueeze); }},
+        {"Concat",
+         [](Importer &im) {
+           return direct(im, OpKind::Concat,
+                         [&](Graph &g) { g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0)); });
+         }},
+        {"Split", split},
+        {"Gather",
+         [](Importer &im) {
+           return direct(im, OpKind::Gather,
+                         [&](Graph &g) { g.addIntAttr(AttrName::Axis, im.attrInt("axis", 0)); });
+         }},
+        {"Slice", slice},
+        {"Pad", pad},
+        {"Expand", expand},
+        {"Constant", constant},
+        {"Shape", shapeOf},
     };
     addActivationHandlers(t);
     addLossHandlers(t);

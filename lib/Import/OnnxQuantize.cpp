@@ -7,14 +7,17 @@
 // - DynamicQuantizeLinear: uint8 with the scale and zero point that map
 //   [min(x, 0), max(x, 0)] onto [0, 255];
 // - MatMulInteger / ConvInteger: the product of the zero-point-shifted
-//   operands, exact: int32 matmuls, and convolutions in f64 (every sum of
-//   8-bit products is exact there; fuelc has no integer convolution yet);
+//   operands, exact: an 8-bit matmul with the zero points' terms, and
+//   convolutions in f64 (every sum of 8-bit products is exact there; fuelc
+//   has no integer convolution yet);
 // - QLinearMatMul / QLinearConv: those products rescaled by
 //   scale_a * scale_b / scale_y and quantized.
 // Scales and zero points are scalars or, along `axis`, vectors.
 //
-// These run as dequantized arithmetic: int8 kernels for QDQ patterns are
-// still to come (docs/conformance.md).
+// A MatMul or Gemm of two DequantizeLinear outputs (the QDQ form exporters
+// write) multiplies the 8-bit values themselves: MatMul of 8-bit operands is
+// exact in i32 and has int8 kernels (kernels/x86/igemm.cpp); one float
+// scale follows. Convolutions still run as dequantized arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +86,11 @@ bool quantizeLinear(Importer &im) {
   return k.finish(saturate(k, k.op(OpKind::Div, {k.x, scale}), zeroPoint, to));
 }
 
+/// The readers a dequantization stays deferred for: products, and
+/// transposes on the way to one (PyTorch writes a linear layer's weights
+/// as DequantizeLinear, Transpose, MatMul).
+constexpr std::string_view kDeferringReaders[] = {"MatMul", "Gemm", "Transpose"};
+
 /// (v - zeroPoint) in `t`, zeroPoint absent when `zeroInput` is not given.
 ValueRef shifted(Composer &k, ValueRef v, size_t zeroInput, DType t, size_t rank, unsigned axis) {
   v = k.cast(v, t);
@@ -92,14 +100,21 @@ ValueRef shifted(Composer &k, ValueRef v, size_t zeroInput, DType t, size_t rank
 }
 
 bool dequantizeLinear(Importer &im) {
-  Composer k(im);
-  size_t rank = im.graph.shape(k.x).size();
+  size_t rank = im.graph.shape(im.input(0)).size();
   std::optional<unsigned> axis = quantAxis(im, rank, 1);
   if (!axis)
     return false;
-  DType t = im.graph.dtype(im.input(1));
-  ValueRef centered = shifted(k, k.x, 2, t, rank, *axis);
-  return k.finish(k.op(OpKind::Mul, {centered, alongAxis(k, im.input(1), rank, *axis)}));
+  Dequantized d{im.input(0), im.input(1), std::nullopt, *axis, std::nullopt};
+  if (im.hasInput(2))
+    d.zeroPoint = im.input(2);
+  // Kept 8-bit for readers that may multiply in integers.
+  DType q = im.graph.dtype(d.quantized);
+  if ((q == DType::U8 || q == DType::I8) && im.onlyReadBy(0, kDeferringReaders)) {
+    im.bindDequantized(std::move(d));
+    return true;
+  }
+  im.bind(0, dequantize(im, d, ""));
+  return true;
 }
 
 bool dynamicQuantizeLinear(Importer &im) {
@@ -124,16 +139,95 @@ bool dynamicQuantizeLinear(Importer &im) {
   return k.finish(y, 0) && k.finish(scale, 1) && k.finish(zeroPoint, 2);
 }
 
-/// MatMulInteger(a, b, a_zero?, b_zero?) at inputs `a`, `b`, `aZero`,
-/// `bZero`: a's zero point is per row (axis 0 of a matrix), b's per column.
+/// Whether `v` is a constant of zeros (a zero point that shifts nothing).
+bool isZeroConstant(const Graph &graph, ValueRef v) {
+  const ConstantData *data = graph.constantData(v.node);
+  if (!data)
+    return false;
+  std::string_view bytes = data->bytes();
+  return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
+}
+
+/// The column sums of `b` (an 8-bit matrix, transposed when `transB`) as
+/// an i32 constant ([1, N] with `keepDims`, else [N]), when b is a
+/// constant or a transposed view of one; nullopt otherwise.
+std::optional<ValueRef> constantColumnSums(Composer &k, ValueRef b, bool transB, bool keepDims) {
+  const Graph &g = k.im.graph;
+  if (g.shape(b).size() != 2)
+    return std::nullopt;
+  bool flip = transB;
+  if (g.kind(b.node) == OpKind::Transpose) {
+    const Attribute *perm = g.findAttr(b.node, AttrName::Perm);
+    flip ^= !perm || g.intsAttr(*perm)[0] == 1; // Of a matrix: swapped or not.
+    b = g.operands(b.node)[0];
+  }
+  const ConstantData *data = g.constantData(b.node);
+  int64_t rows = g.shape(b)[0].size(), cols = g.shape(b)[1].size();
+  if (!data || data->bytes().size() != static_cast<size_t>(rows * cols))
+    return std::nullopt;
+  // The stored matrix is [rows, cols]; the sums run over K, its rows unless
+  // flipped.
+  std::string_view bytes = data->bytes();
+  bool isSigned = g.dtype(b) == DType::I8;
+  std::vector<int64_t> sums(flip ? rows : cols, 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      auto byte = static_cast<uint8_t>(bytes[r * cols + c]);
+      sums[flip ? r : c] += isSigned ? int64_t(int8_t(byte)) : int64_t(byte);
+    }
+  std::vector<int64_t> shape{static_cast<int64_t>(sums.size())};
+  if (keepDims)
+    shape.insert(shape.begin(), 1);
+  return k.constant(intTensor(sums, shape, DType::I32));
+}
+
+/// (a - aZero) @ (b - bZero) in i32, exact, for 8-bit `a` and `b` (b
+/// transposed when `transB`, then rank 2): the operands' own product, which
+/// the int8 kernels compute, less the zero points' terms
+///   aZero * colsum(b) + bZero * rowsum(a - aZero).
+/// aZero is a scalar or per row of a matrix a; bZero a scalar or per column.
+ValueRef integerProduct(Composer &k, ValueRef a, ValueRef b, std::optional<ValueRef> aZero,
+                        std::optional<ValueRef> bZero, bool transB) {
+  const Graph &g = k.im.graph;
+  if (aZero && isZeroConstant(g, *aZero))
+    aZero.reset();
+  if (bZero && isZeroConstant(g, *bZero))
+    bZero.reset();
+  size_t rankA = g.shape(a).size(), rankB = g.shape(b).size();
+  ValueRef y = k.op(OpKind::MatMul, {a, b},
+                    [&](Graph &graph) { graph.addBoolAttr(AttrName::TransposeB, transB); });
+  auto asInt = [&](ValueRef v) { return k.cast(v, DType::I32); };
+  std::optional<ValueRef> aShift;
+  if (aZero) {
+    aShift = alongAxis(k, asInt(*aZero), rankA, rankA >= 2 ? static_cast<unsigned>(rankA - 2) : 0);
+    // Sums over K: the result keeps b's column axis, and a's row axis only
+    // when a is a matrix. Constant weights are summed here, once.
+    bool keepDims = !transB && rankA >= 2 && rankB >= 2;
+    std::optional<ValueRef> colSum = constantColumnSums(k, b, transB, keepDims);
+    if (!colSum) {
+      int64_t kAxis = transB ? -1 : static_cast<int64_t>(rankB) - 2;
+      colSum = k.reduce(OpKind::ReduceSum, asInt(b), {rankB == 1 ? 0 : kAxis}, keepDims);
+    }
+    y = k.op(OpKind::Sub, {y, k.op(OpKind::Mul, {*aShift, *colSum})});
+  }
+  if (bZero) {
+    ValueRef centered = asInt(a);
+    if (aShift)
+      centered = k.op(OpKind::Sub, {centered, *aShift});
+    ValueRef rowSum = k.reduce(OpKind::ReduceSum, centered, {-1}, rankB >= 2);
+    y = k.op(OpKind::Sub, {y, k.op(OpKind::Mul, {rowSum, asInt(*bZero)})});
+  }
+  return y;
+}
+
+/// MatMulInteger's product of inputs `a` and `b` with the zero points at
+/// inputs `aZero` and `bZero` (absent: 0).
 ValueRef integerProduct(Composer &k, size_t a, size_t b, size_t aZero, size_t bZero) {
   Importer &im = k.im;
-  size_t rankA = im.graph.shape(im.input(a)).size(), rankB = im.graph.shape(im.input(b)).size();
-  ValueRef lhs = shifted(k, im.input(a), aZero, DType::I32, rankA,
-                         rankA >= 2 ? static_cast<unsigned>(rankA - 2) : 0);
-  ValueRef rhs =
-      shifted(k, im.input(b), bZero, DType::I32, rankB, static_cast<unsigned>(rankB - 1));
-  return k.op(OpKind::MatMul, {lhs, rhs});
+  auto optional = [&](size_t i) {
+    return im.hasInput(i) ? std::optional<ValueRef>(im.input(i)) : std::nullopt;
+  };
+  return integerProduct(k, im.input(a), im.input(b), optional(aZero), optional(bZero), false);
 }
 
 /// The convolution of (x - x_zero) by (w - w_zero) in f64 (w's zero point
@@ -204,6 +298,56 @@ bool qlinearConv(Importer &im) { // x, x_scale, x_zero, w, w_scale, w_zero,
   return requantize(k, product, 1, 4, 6, 7, 1);
 }
 } // namespace
+
+ValueRef onnximport::dequantize(Importer &im, const Dequantized &d, const std::string &tag) {
+  Composer k(im, d.quantized, tag);
+  size_t rank = im.graph.shape(d.quantized).size();
+  DType t = im.graph.dtype(d.scale);
+  ValueRef centered = k.cast(d.quantized, t);
+  if (d.zeroPoint)
+    centered = k.op(OpKind::Sub, {centered, alongAxis(k, k.cast(*d.zeroPoint, t), rank, d.axis)});
+  return k.op(OpKind::Mul, {centered, alongAxis(k, d.scale, rank, d.axis)});
+}
+
+bool onnximport::deferTranspose(Importer &im, const std::vector<int64_t> &perm) {
+  const Dequantized *d = im.dequantizedInput(0);
+  if (!d || !im.onlyReadBy(0, kDeferringReaders))
+    return false;
+  Composer k(im, d->quantized, "");
+  Dequantized moved = *d;
+  moved.quantized = k.op(OpKind::Transpose, {d->quantized}, [&](Graph &g) {
+    if (!perm.empty())
+      g.addIntsAttr(AttrName::Perm, perm);
+  });
+  if (k.failed())
+    return true; // Reported: perm does not fit the input.
+  // The scale's axis goes where the permutation puts it.
+  size_t rank = im.graph.shape(d->quantized).size();
+  for (size_t i = 0; i < rank; ++i)
+    if ((perm.empty() ? rank - 1 - i : static_cast<size_t>(perm[i])) == d->axis)
+      moved.axis = static_cast<unsigned>(i);
+  im.bindDequantized(std::move(moved));
+  return true;
+}
+
+std::optional<ValueRef> onnximport::quantizedProduct(Importer &im, bool transB) {
+  const Dequantized *a = im.dequantizedInput(0), *b = im.dequantizedInput(1);
+  if (!a || !b)
+    return std::nullopt;
+  const Graph &g = im.graph;
+  size_t rankB = g.shape(b->quantized).size();
+  auto perTensor = [&](const Dequantized &d) { return g.shape(d.scale).empty(); };
+  // b's scale may vary along its column axis, which is the result's last.
+  unsigned columnAxis = transB ? 0 : static_cast<unsigned>(rankB - 1);
+  bool bPerColumn = rankB == 2 && b->axis == columnAxis;
+  if (!perTensor(*a) || (!perTensor(*b) && !bPerColumn))
+    return std::nullopt;
+  Composer k(im, a->quantized, ".int");
+  ValueRef product =
+      integerProduct(k, a->quantized, b->quantized, a->zeroPoint, b->zeroPoint, transB);
+  ValueRef scale = k.op(OpKind::Mul, {a->scale, b->scale});
+  return k.op(OpKind::Mul, {k.cast(product, g.dtype(a->scale)), scale});
+}
 
 void onnximport::addQuantizeHandlers(HandlerTable &table) {
   table.insert({{"QuantizeLinear", quantizeLinear},

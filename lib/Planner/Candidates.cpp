@@ -47,6 +47,9 @@ static std::string hardFilter(const Graph &graph, NodeId node,
   for (unsigned t = 0; t < kNumDTypes; ++t)
     if (dtypes[t] && !capsule.acceptsDType(static_cast<DType>(t)))
       return "dtype " + std::string(dtypeName(static_cast<DType>(t))) + " not supported";
+  for (ValueRef v : graph.operands(node))
+    if (!capsule.acceptsOperandDType(graph.dtype(v)))
+      return "operand dtype " + std::string(dtypeName(graph.dtype(v))) + " not supported";
   if (!capsule.cpuFeatures.empty()) {
     auto have = x86LevelFeatures(device.target).value_or(std::span<const std::string_view>());
     for (const std::string &f : capsule.cpuFeatures)

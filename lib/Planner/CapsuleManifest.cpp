@@ -131,15 +131,16 @@ bool ManifestParser::parseCapsule() {
                             "' (expected cpu, cuda or vulkan)");
         valid = false;
       }
-    } else if (member == "dtypes") {
-      sawDTypes = true;
+    } else if (member == "dtypes" || member == "operand_dtypes") {
+      sawDTypes |= member == "dtypes";
+      uint32_t &mask = member == "dtypes" ? c.dtypes : c.operandDTypes;
       alive = forEachElement([&] {
         size_t at = reader.offset();
         bool isString = true;
         if (!readText(text, isString))
           return false;
         if (std::optional<DType> t = parseDType(text); t && isString) {
-          c.dtypes |= 1u << static_cast<unsigned>(*t);
+          mask |= 1u << static_cast<unsigned>(*t);
         } else {
           if (isString)
             errorAt(at, "unknown dtype '" + text + "'");
@@ -218,7 +219,7 @@ bool ManifestParser::parseCapsule() {
       valid &= named && !c.revision.empty();
     } else {
       alive = unknownMember(offset, key, "capsule",
-                            "id, op, backend, dtypes, provider, trust, "
+                            "id, op, backend, dtypes, operand_dtypes, provider, trust, "
                             "max_relative_error, bit_stable, strided_inputs, "
                             "max_rank, max_elements, efficiency, "
                             "fixed_overhead, workspace_bytes, source, symbol, "

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuel/Planner/Machine.h"
+#include "fuel/Support/CpuFeatures.h"
 
 using namespace fuel;
 
@@ -24,4 +25,14 @@ fuel::x86LevelFeatures(std::string_view level) {
   if (count == ~size_t(0))
     return std::nullopt;
   return std::span<const std::string_view>(kFeatures, count);
+}
+
+std::string_view fuel::hostX86Level() {
+  for (std::string_view level : {"x86-64-v4", "x86-64-v3", "x86-64-v2"}) {
+    std::span<const std::string_view> features = *x86LevelFeatures(level);
+    std::vector<std::string> required(features.begin(), features.end());
+    if (missingCpuFeatures(required).empty())
+      return level;
+  }
+  return "x86-64";
 }

@@ -9,9 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "CpuFeatures.h"
 #include "HostResources.h"
 #include "ThreadPool.h"
+
+#include "fuel/Support/CpuFeatures.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -46,6 +46,9 @@ struct Capsule {
   DeviceKind backend;
   /// Bit i set: dtype i accepted (for the op's data operands and results).
   uint32_t dtypes = 0;
+  /// When not 0, the dtypes its data operands may have (a subset of
+  /// `dtypes`): an 8-bit GEMM's operands are u8 or i8, its result i32.
+  uint32_t operandDTypes = 0;
   std::string provider;
   TrustLevel trust = TrustLevel::Checked;
   /// Worst-case relative error against the exact result (0: exact).
@@ -69,8 +72,9 @@ struct Capsule {
   std::string symbol;
   std::vector<std::string> cpuFeatures;
 
-  bool acceptsDType(DType t) const {
-    return dtypes & (1u << static_cast<unsigned>(t));
+  bool acceptsDType(DType t) const { return dtypes & (1u << static_cast<unsigned>(t)); }
+  bool acceptsOperandDType(DType t) const {
+    return (operandDTypes ? operandDTypes : dtypes) & (1u << static_cast<unsigned>(t));
   }
 };
 

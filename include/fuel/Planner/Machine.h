@@ -79,6 +79,10 @@ std::optional<Machine> loadMachine(const std::string &nameOrPath,
 /// a level runs only where all of them are present.
 std::optional<std::span<const std::string_view>> x86LevelFeatures(std::string_view level);
 
+/// The highest x86-64 level whose features the CPU this process runs on has
+/// (FUEL_HIDE_CPU_FEATURES hides some, as for the runtime's check).
+std::string_view hostX86Level();
+
 } // namespace fuel
 
 #endif // FUEL_PLANNER_MACHINE_H

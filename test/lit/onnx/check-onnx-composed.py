@@ -331,4 +331,64 @@ case("Scan_opset8_batched", [n("Scan", ["", "h", "xs"], ["y0", "y1"], body=batch
      [f32(h8 + x8.sum(axis=1)), f32(h8[:, None] + np.cumsum(x8.astype(np.float64), axis=1))],
      opset=8, tolerance=(1e-5, 1e-6))
 
+# QDQ products (what exporters write for a quantized MatMul or Linear): the
+# importer multiplies the 8-bit values in i32 and scales once. Against the
+# exact integer product in numpy; per-tensor and per-column scales, zero
+# and non-zero zero points, Gemm's transposed weights and bias, the output
+# quantized again; and the float fallback when a scale runs along K.
+
+
+def quantize(x, scale, zero, lo=0, hi=255):
+    return np.clip(np.round(x.astype(np.float32) / scale) + zero, lo, hi)
+
+
+xs, xz = np.float32(0.05), np.uint8(131)
+qx = rand(2, 5, 70)
+qw = np.random.default_rng(5).integers(-128, 128, (70, 33)).astype(np.int8)
+qws = np.random.default_rng(6).uniform(0.001, 0.01, 33).astype(np.float32)
+qwz = np.random.default_rng(7).integers(-3, 4, 33).astype(np.int8)
+xq = quantize(qx, xs, xz).astype(np.int64)
+quantized_in = [n("QuantizeLinear", ["a", "xs", "xz"], ["aq"]),
+                n("DequantizeLinear", ["aq", "xs", "xz"], ["af"])]
+for name, zero in (("symmetric", np.zeros(33, np.int8)), ("shifted", qwz)):
+    exact = (xq - int(xz)) @ (qw.astype(np.int64) - zero.astype(np.int64))
+    case(f"QDQ_MatMul_{name}",
+         quantized_in + [n("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=1),
+                         n("MatMul", ["af", "wf"], ["y0"])],
+         [("a", qx, None)], [exact.astype(np.float32) * (xs * qws)],
+         initializers=[("xs", np.array(xs)), ("xz", np.array(xz)), ("w", qw), ("ws", qws),
+                       ("wz", zero)], tolerance=(1e-5, 1e-6))
+wt = np.ascontiguousarray(qw.T)
+bias = rand(33)
+ys, yz = np.float32(0.2), np.uint8(120)
+exact = (xq[0] - int(xz)) @ qw.astype(np.int64)
+gemm = exact.astype(np.float32) * (xs * qws) + bias
+case("QDQ_Gemm_transposed_requantized",
+     quantized_in + [n("DequantizeLinear", ["w", "ws"], ["wf"], axis=0),
+                     n("Gemm", ["af", "wf", "c"], ["g"], transB=1),
+                     n("QuantizeLinear", ["g", "ys", "yz"], ["gq"]),
+                     n("DequantizeLinear", ["gq", "ys", "yz"], ["y0"])],
+     [("a", qx[0], None)], [((quantize(gemm, ys, yz) - int(yz)) * ys).astype(np.float32)],
+     initializers=[("xs", np.array(xs)), ("xz", np.array(xz)), ("w", wt), ("ws", qws),
+                   ("c", bias), ("ys", np.array(ys)), ("yz", np.array(yz))],
+     tolerance=(1e-5, 1e-6))
+kscale = np.random.default_rng(8).uniform(0.001, 0.01, 70).astype(np.float32)
+case("QDQ_MatMul_scale_along_k_runs_in_floats",
+     quantized_in + [n("DequantizeLinear", ["w", "ws"], ["wf"], axis=0),
+                     n("MatMul", ["af", "wf"], ["y0"]), n("Relu", ["af"], ["y1"])],
+     [("a", qx, None)],
+     [((xq - int(xz)) * xs).astype(np.float32) @ (qw.astype(np.float32) * kscale[:, None]),
+      np.maximum((xq - int(xz)) * xs, 0).astype(np.float32)],
+     initializers=[("xs", np.array(xs)), ("xz", np.array(xz)), ("w", qw), ("ws", kscale)],
+     tolerance=(1e-5, 1e-5))
+# MatMulInteger with a zero point per row of a and per column of b.
+ia = np.random.default_rng(9).integers(0, 256, (6, 40)).astype(np.uint8)
+ib = np.random.default_rng(10).integers(-128, 128, (40, 9)).astype(np.int8)
+iaz = np.random.default_rng(11).integers(0, 256, 6).astype(np.uint8)
+ibz = np.random.default_rng(12).integers(-128, 128, 9).astype(np.int8)
+case("MatMulInteger_row_and_column_zero_points",
+     [n("MatMulInteger", ["a", "b", "az", "bz"], ["y0"])], [("a", ia, None)],
+     [((ia.astype(np.int64) - iaz[:, None]) @ (ib.astype(np.int64) - ibz)).astype(np.int32)],
+     initializers=[("b", ib), ("az", iaz), ("bz", ibz)], out_type=TensorProto.INT32)
+
 finish()

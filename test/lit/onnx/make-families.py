@@ -50,6 +50,17 @@ save("qdq_matmul", [n("QuantizeLinear", ["x", "s", "z"], ["q"]),
      [const("s", np.float32(0.05)), const("z", np.uint8(128)),
       const("wq", rng.integers(0, 255, (4, 5), dtype=np.uint8)), const("ws", np.float32(0.02)),
       const("wz", np.uint8(120))])
+# The QDQ form PyTorch writes for linear layers (DequantizeLinear, then a
+# Transpose of the weights, MatMul), and Gemm: integer products.
+save("qdq_linear", [n("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                    n("DequantizeLinear", ["q", "s", "z"], ["xf"]),
+                    n("DequantizeLinear", ["wq", "ws"], ["wf"], axis=0),
+                    n("Transpose", ["wf"], ["wt"]), n("MatMul", ["xf", "wt"], ["m"]),
+                    n("Gemm", ["xf", "wf"], ["g"], transB=1), n("Add", ["m", "g"], ["y"])],
+     [("x", F, [3, 4])], [("y", F, None)],
+     [const("s", np.float32(0.05)), const("z", np.uint8(128)),
+      const("wq", rng.integers(-128, 127, (5, 4), dtype=np.int8)),
+      const("ws", rng.uniform(0.01, 0.02, 5).astype(np.float32))])
 save("conv_integer", [n("ConvInteger", ["x", "w", "xz"], ["y"], pads=[1, 1, 1, 1])],
      [("x", TensorProto.UINT8, [1, 2, 5, 5])], [("y", TensorProto.INT32, None)],
      [const("w", rng.integers(0, 255, (3, 2, 3, 3), dtype=np.uint8)), const("xz", np.uint8(3))],

@@ -16,6 +16,8 @@ const std::string kInputs = R"([
   {"name": "row", "dtype": "f32", "shape": [4]},
   {"name": "h", "dtype": "f16", "shape": ["B", 4]},
   {"name": "i", "dtype": "i32", "shape": [3]},
+  {"name": "q", "dtype": "u8", "shape": ["B", 4]},
+  {"name": "qw", "dtype": "i8", "shape": [4, 5]},
   {"name": "flag", "dtype": "bool", "shape": ["B", 1]},
   {"name": "img", "dtype": "f32", "shape": ["B", 3, 8, 8]},
   {"name": "k", "dtype": "f32", "shape": [6, 3, 3, 3]},
@@ -96,6 +98,12 @@ TEST_CASE("matmul and linear", "[infer]") {
   CHECK(op("matmul", R"(["row", "n"])") == "f32[5]");
   CHECK(op("matmul", R"(["m", "row"])") == "f32[2, 3]");
   CHECK(op("matmul", R"(["row", "row"])") == "f32[]");
+  // 8-bit operands, in any mix, give their exact product in i32; another
+  // dtype beside one is an error.
+  CHECK(op("matmul", R"(["q", "qw"])") == "i32[B, 5]");
+  CHECK(op("matmul", R"(["qw", "qw"])", R"({"transpose_a": true})") == "i32[5, 5]");
+  CHECK(op("matmul", R"(["x", "qw"])") ==
+        "error: matmul: dtype mismatch: operand 1 is i8, operand 0 is f32");
   CHECK(op("matmul", R"(["n", "m"])") ==
         "error: matmul: contraction extents differ: operand 0 (f32[4, 5]) "
         "has K = 5, operand 1 (f32[2, 3, 4]) has K = 3");

@@ -1,13 +1,13 @@
 //===- CpuFeatures.cpp - What this CPU can execute ------------------------===//
 
-#include "CpuFeatures.h"
+#include "fuel/Support/CpuFeatures.h"
 
 #include <cpuid.h>
 
 #include <cstdlib>
 #include <sstream>
 
-using namespace fuel::runtime;
+using namespace fuel;
 
 namespace {
 enum Reg { EBX, ECX, EDX };
@@ -51,8 +51,7 @@ bool hidden(const std::string &name) {
 }
 } // namespace
 
-std::vector<std::string>
-fuel::runtime::missingCpuFeatures(const std::vector<std::string> &required) {
+std::vector<std::string> fuel::missingCpuFeatures(std::span<const std::string> required) {
   std::vector<std::string> missing;
   for (const std::string &name : required) {
     bool present = false;
