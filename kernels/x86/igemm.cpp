@@ -63,10 +63,10 @@ void packPairs(const Bytes &m, bool isUnsigned, int64_t width, int64_t i0, int64
       }
 }
 
-/// A's rows [i0, i0 + mc) x k pairs [p0, p0 + pc) as kIMR-row panels.
-void packA(const Bytes &a, bool isUnsigned, int64_t i0, int64_t mc, int64_t p0, int64_t pc,
-           int16_t *out) {
-  packPairs(a, isUnsigned, kIMR, i0, mc, p0, pc, out);
+/// A's rows [i0, i0 + mc) x k pairs [p0, p0 + pc) as `mr`-row panels.
+void packA(const Bytes &a, bool isUnsigned, int64_t mr, int64_t i0, int64_t mc, int64_t p0,
+           int64_t pc, int16_t *out) {
+  packPairs(a, isUnsigned, mr, i0, mc, p0, pc, out);
 }
 
 /// B's k pairs [p0, p0 + pc) x columns [j0, j0 + nc) as kINR-column
@@ -116,27 +116,28 @@ const int16_t *packedWeights(const Bytes &b, bool isUnsigned) {
       cachedPanels(key, (values + 1) / 2, packAllOfB, &context));
 }
 
-/// C[0:6, 0:16] (+)= A panel * B panel over `pc` k pairs.
+/// C[0:MR, 0:16] (+)= A panel * B panel over `pc` k pairs.
+template <int MR>
 __attribute__((always_inline)) inline void microkernel(int64_t pc, const int16_t *a,
                                                        const int16_t *b, int32_t *c, int64_t ldc,
                                                        bool accumulate) {
-  __m256i acc[kIMR][2];
-  for (int r = 0; r < kIMR; ++r)
+  __m256i acc[MR][2];
+  for (int r = 0; r < MR; ++r)
     acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (int64_t p = 0; p < pc; ++p) {
     __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i *>(b));
     __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i *>(b + 16));
-    for (int r = 0; r < kIMR; ++r) {
+    for (int r = 0; r < MR; ++r) {
       int32_t word;
       std::memcpy(&word, a + 2 * r, sizeof word);
       __m256i ar = _mm256_set1_epi32(word);
       acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(ar, b0));
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(ar, b1));
     }
-    a += 2 * kIMR;
+    a += 2 * MR;
     b += 2 * kINR;
   }
-  for (int r = 0; r < kIMR; ++r)
+  for (int r = 0; r < MR; ++r)
     for (int v = 0; v < 2; ++v) {
       auto *out = reinterpret_cast<__m256i *>(c + r * ldc + 8 * v);
       __m256i sum = acc[r][v];
@@ -160,6 +161,9 @@ void igemm(const Bytes &a, const Bytes &b, int32_t *c, int64_t ldc, int64_t flag
   auto *packedA = reinterpret_cast<int16_t *>(scratch(kPackedA, kIMC * kIKC));
   auto *packedB = reinterpret_cast<int16_t *>(scratch(kPackedB, kIKC * kINC));
   alignas(32) int32_t edge[kIMR * kINR];
+  // One row of A (a classifier, a decoder's token) streams B through a
+  // 1-row tile: the full tile would multiply 5 rows of zeros.
+  int64_t mr = m == 1 ? 1 : kIMR;
   for (int64_t jc = 0; jc < n; jc += kINC) {
     int64_t nc = n - jc < kINC ? n - jc : kINC;
     for (int64_t p0 = 0; p0 < kPairs; p0 += kIKC) {
@@ -174,16 +178,19 @@ void igemm(const Bytes &a, const Bytes &b, int32_t *c, int64_t ldc, int64_t flag
       }
       for (int64_t ic = 0; ic < m; ic += kIMC) {
         int64_t mc = m - ic < kIMC ? m - ic : kIMC;
-        packA(a, unsignedA, ic, mc, p0, pc, packedA);
+        packA(a, unsignedA, mr, ic, mc, p0, pc, packedA);
         for (int64_t jr = 0; jr < nc; jr += kINR) {
           int64_t cols = nc - jr < kINR ? nc - jr : kINR;
           const int16_t *bp = blockB + 2 * jr * pc;
-          for (int64_t ir = 0; ir < mc; ir += kIMR) {
-            int64_t rows = mc - ir < kIMR ? mc - ir : kIMR;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            int64_t rows = mc - ir < mr ? mc - ir : mr;
             const int16_t *ap = packedA + 2 * ir * pc;
-            computeTile(c + (ic + ir) * ldc + jc + jr, ldc, rows, cols, kIMR, kINR, add, edge,
+            computeTile(c + (ic + ir) * ldc + jc + jr, ldc, rows, cols, mr, kINR, add, edge,
                         [&](int32_t *out, int64_t ld, bool accumulate) {
-                          microkernel(pc, ap, bp, out, ld, accumulate);
+                          if (mr == 1)
+                            microkernel<1>(pc, ap, bp, out, ld, accumulate);
+                          else
+                            microkernel<kIMR>(pc, ap, bp, out, ld, accumulate);
                         });
           }
         }

@@ -238,7 +238,8 @@ for dt in NUMERIC:
           [node("y", "matmul", ["u", "m"])], ["y"],
           tolerance=(4e-3, 4e-2) if dt == np.float16 else None)
 # 8-bit matmuls, exact in i32 (the int8 library GEMM on AVX2 CPUs): every
-# signedness pair over full-range values, extents off the 6x16 tile, odd K,
+# signedness pair over full-range values, extents off the 6x16 tile, one row
+# (its 1-row tile), odd K,
 # K over one packed block, transposes, batches, constant weights.
 BYTE_RANGE = {np.uint8: (0, 255), np.int8: (-128, 127)}
 for ta, tb in [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8), (np.int8, np.uint8)]:
@@ -253,6 +254,8 @@ check("int8_matmul_transposed", [("x", rand((40, 9), np.uint8, 0, 255)),
 check("int8_matmul_long_k", [("x", rand((3, 2101), np.uint8, 0, 255)),
                              ("w", rand((2101, 17), np.int8, -128, 127))],
       [node("y", "matmul", ["x", "w"])], ["y"])
+check("int8_matmul_one_row", [("x", rand((301,), np.uint8, 0, 255))],
+      [node("y", "matmul", ["x", "w"])], ["y"], constants=[("w", rand((301, 21), np.int8, -128, 127))])
 check("int8_matmul_batched", [("x", rand((3, 5, 20), np.int8, -128, 127)),
                               ("w", rand((1, 20, 18), np.uint8, 0, 255))],
       [node("y", "matmul", ["x", "w"])], ["y"])
