@@ -18,6 +18,9 @@ if grep -qw avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE=SkylakeX
 fi
 machine="$(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+# The CPU's x86-64 level (what the `host` machine plans for): figures from
+# an AVX2 machine and an AVX-512 one differ.
+machine+=" ($("$root/build/tools/fuelc/fuelc" targets | awk '/^host:/ {getline; print $NF; exit}' | tr -d '()'))"
 header() {
   echo "# $1"
   echo
