@@ -30,7 +30,7 @@ build, work, ort_dir = sys.argv[1:4]
 ROUNDS, RUNS = (1, 5) if "--quick" in sys.argv else (3, 20)
 
 bench = Bench(build, work, ["--machine", "host"])
-rows, accuracy = [], []
+rows, accuracy, cold_rows = [], [], []
 for name, quantized, original, x in export.quantized(bench=True):
     label = f"{name} {list(x.shape)}"
     raw = os.path.join(work, name + ".f32")
@@ -58,14 +58,19 @@ for name, quantized, original, x in export.quantized(bench=True):
                          want_f.reshape(-1, want_f.shape[-1]).argmax(-1)))
     accuracy.append((label, relative(have, want_q), relative(have, want_f), same))
     for threads in (1, 2):
-        ours, theirs, ours_float = [], [], []
+        ours, theirs, ours_float, ours_cold, theirs_cold = [], [], [], [], []
         for _ in range(ROUNDS):
-            ours.append(bench.run(artifacts["qdq"][1], {"x": npy}, threads, runs=RUNS).latency)
-            theirs.append(ort_latency(ort_dir, artifacts["qdq"][0], raw, x.shape, threads,
-                                      RUNS)[0])
+            run = bench.run(artifacts["qdq"][1], {"x": npy}, threads, runs=RUNS)
+            ours.append(run.latency)
+            ours_cold.append(run.load + run.first)
+            warm, cold = ort_latency(ort_dir, artifacts["qdq"][0], raw, x.shape, threads, RUNS)
+            theirs.append(warm)
+            theirs_cold.append(cold)
             ours_float.append(
                 bench.run(artifacts["float"][1], {"x": npy}, threads, runs=RUNS).latency)
         rows.append((label, threads, median(ours), median(theirs), median(ours_float)))
+        if threads == 1:
+            cold_rows.append((label, median(ours_cold), median(theirs_cold)))
 
 print(f"Warm latency: medians of {ROUNDS} rounds of {RUNS} runs each.")
 print()
@@ -79,6 +84,14 @@ for threads in (1, 2):
     ratios = [theirs / ours for _, t, ours, theirs, _ in rows if t == threads]
     print(f"| geometric mean | {threads} | | | "
           f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f} | | |")
+print()
+print("Cold start, 1 thread: fuelc's artifact load + first run against ONNX Runtime's session")
+print("creation + first run, medians of the same rounds.")
+print()
+print("| model (input) | fuelc ms | ONNX Runtime ms | ONNX Runtime / fuelc |")
+print("|---|---|---|---|")
+for label, ours, theirs in cold_rows:
+    print(f"| {label} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.2f} |")
 print()
 print("Accuracy of fuelc's output on the QDQ file: max |difference| / max |reference|, and the")
 print("share of rows (images, tokens) whose largest output is the float model's.")

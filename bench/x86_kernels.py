@@ -10,7 +10,10 @@ Usage: x86_kernels.py BUILD_DIR WORKDIR
      cold start (artifact load + first run) against numpy computing the
      chain once (allocating and faulting in its temporaries).
   2. sgemm 512/1024/2048: fuelc's kernel (kernels.x86.sgemm) against
-     OpenBLAS (numpy.matmul), both single-threaded; a 3x3 conv2d (the
+     OpenBLAS (numpy.matmul), both single-threaded; the int8 GEMM
+     (kernels.x86.igemm, each build this CPU runs: u8 x s8 -> i32, a
+     quantized layer's product) against OpenBLAS's sgemm on the same
+     shape, the f32 product it replaces; a 3x3 conv2d (the
      library conv2d, kernels/x86/conv.cpp) against OpenBLAS on the GEMM an
      im2col convolution of the same shape runs.
 Kernel times are warm: `fuel-run --profile` over the --bench runs only.
@@ -94,6 +97,43 @@ for size in (512, 1024, 2048):
     rows.append((f"sgemm {size}, 1 thread", f"{median(ours):.0f} GFLOP/s",
                  f"OpenBLAS {median(blas):.0f} GFLOP/s", median(ours) / median(blas)))
 
+
+# The int8 GEMM (kernels/x86/igemm.cpp), each build this CPU runs, on a
+# quantized layer's product (u8 activations x constant s8 weights -> i32),
+# against OpenBLAS's sgemm on the same shape: the f32 product it replaces.
+host = json.loads(subprocess.run([FUELC, "targets", "--print", "host"], check=True,
+                                 capture_output=True, text=True).stdout)
+host_level, *host_extensions = host["devices"][0]["target"].split("+")
+for build, target in [("avx2", "x86-64-v3"), ("avxvnni", "x86-64-v3+avxvnni"),
+                      ("avx512vnni", "x86-64-v4+avx512vnni")]:
+    level, *extensions = target.split("+")
+    if level > host_level or not set(extensions) <= set(host_extensions):
+        continue
+    host["devices"][0]["target"] = target
+    machine = os.path.join(WORK, f"{build}.machine.json")
+    json.dump(host, open(machine, "w"))
+    for m, k, n in ((1024, 1024, 1024), (1, 4096, 4096)):
+        a = rng.integers(0, 256, (m, k), dtype=np.uint8)
+        w = rng.integers(-128, 128, (k, n), dtype=np.int8)
+        name = f"igemm_{build}_{m}"
+        graph = os.path.join(WORK, name + ".json")
+        json.dump({"format": "fuel.graph", "version": 1, "name": name,
+                   "inputs": [{"name": "a", "dtype": "u8", "shape": [m, k]}],
+                   "constants": [{"name": "w", "dtype": "i8", "shape": [k, n],
+                                  "data": {"file": bench.save(name + "_w", w)}}],
+                   "nodes": [{"id": "c", "op": "matmul", "inputs": ["a", "w"]}],
+                   "outputs": ["c"]}, open(graph, "w"))
+        igemm = Bench(BUILD, WORK, ["--machine", machine]).plan(graph)
+        fa, fw = a.astype(np.float32), w.astype(np.float32)
+        fc = np.empty((m, n), np.float32)
+        flop = 2 * m * k * n
+        ours, blas = [], []
+        for _ in range(3):
+            blas.append(flop / (timed(lambda: np.matmul(fa, fw, out=fc)) / 1e3) / 1e9)
+            kernels = fuel_run(igemm, {"a": save(name + "_a", a)}, 1, runs=3, profile=True).kernels
+            ours.append(flop / (kernels["matmul"] / 1e3) / 1e9)
+        rows.append((f"int8 GEMM {m}x{k}x{n} ({build}), 1 thread", f"{median(ours):.0f} GOP/s",
+                     f"OpenBLAS sgemm {median(blas):.0f} GFLOP/s", median(ours) / median(blas)))
 
 # The library conv2d, against OpenBLAS on the GEMM of the same shape (what an
 # im2col convolution over OpenBLAS would run). conv-bench has every layer of

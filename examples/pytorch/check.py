@@ -81,6 +81,13 @@ for name in args.names.split(","):
                 reference = np.load(case + ".float.npy")
                 drift = float(np.max(np.abs(have - reference)) / np.max(np.abs(reference)))
                 same = np.mean(have.argmax(axis=-1) == reference.argmax(axis=-1))
+                # PyTorch's quantized model itself flips near-ties of the
+                # float model's; fuelc's requantizations may round a near-tie
+                # the other way, so one row in 20 may differ from its count.
+                theirs = np.mean(want.argmax(axis=-1) == reference.argmax(axis=-1))
+                ok = same >= theirs - 0.05
+                failed |= not ok
                 print(f"{label}: against the float model: max relative difference {drift:.1e}, "
-                      f"same class for {same:.0%} of the batch")
+                      f"same class for {same:.0%} of the batch (PyTorch's quantized model: "
+                      f"{theirs:.0%}) {'ok' if ok else 'FAIL'}")
 sys.exit(1 if failed else 0)

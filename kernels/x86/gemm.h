@@ -66,6 +66,7 @@ enum ScratchSlot {
   kConvOffsets,
   kConvWeights,
   kConvTile,
+  kColumnSums,
   kScratchSlots
 };
 float *scratch(ScratchSlot slot, int64_t floats);

@@ -25,6 +25,8 @@
 
 #include "fuel/IR/Shape.h"
 
+#include <cstring>
+
 using namespace fuel;
 using namespace fuel::onnximport;
 
@@ -297,10 +299,64 @@ bool qlinearConv(Importer &im) { // x, x_scale, x_zero, w, w_scale, w_zero,
   }
   return requantize(k, product, 1, 4, 6, 7, 1);
 }
+
+/// The bytes of constant `v` when they hold its `elements` values of
+/// `bytesEach` bytes; nullopt when `v` is not such a constant.
+std::optional<std::string_view> constantBytes(const Graph &g, ValueRef v, int64_t elements,
+                                              size_t bytesEach) {
+  const ConstantData *data = g.constantData(v.node);
+  if (!data || data->bytes().size() != static_cast<size_t>(elements) * bytesEach)
+    return std::nullopt;
+  return data->bytes();
+}
+
+/// DequantizeLinear of constants (a layer's weights) computed at import,
+/// so that a plan dequantizes them once, not on every run; nullopt when an
+/// input is not a constant or the scale not f32.
+std::optional<ValueRef> foldedDequantize(Composer &k, const Dequantized &d) {
+  const Graph &g = k.im.graph;
+  ShapeRef shape = g.shape(d.quantized);
+  int64_t elements = 1, inner = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i].isSymbolic())
+      return std::nullopt;
+    elements *= shape[i].size();
+    if (i > d.axis)
+      inner *= shape[i].size();
+  }
+  int64_t channels = g.shape(d.scale).empty() ? 1 : g.shape(d.scale)[0].size();
+  bool isSigned = g.dtype(d.quantized) == DType::I8;
+  std::optional<std::string_view> values = constantBytes(g, d.quantized, elements, 1);
+  std::optional<std::string_view> scales = constantBytes(g, d.scale, channels, sizeof(float));
+  std::optional<std::string_view> zeros;
+  if (d.zeroPoint)
+    zeros = constantBytes(g, *d.zeroPoint, channels, 1);
+  if (!values || !scales || (d.zeroPoint && !zeros) || g.dtype(d.scale) != DType::F32 ||
+      (d.zeroPoint && g.dtype(*d.zeroPoint) != g.dtype(d.quantized)))
+    return std::nullopt;
+  auto byteValue = [&](std::string_view bytes, int64_t i) {
+    auto byte = static_cast<uint8_t>(bytes[i]);
+    return isSigned ? int32_t(int8_t(byte)) : int32_t(byte);
+  };
+  KnownTensor t{DType::F32, {}, {}};
+  for (const Dim &dim : shape)
+    t.shape.push_back(dim.size());
+  t.bytes.resize(elements * sizeof(float));
+  for (int64_t i = 0; i < elements; ++i) {
+    int64_t c = channels == 1 ? 0 : i / inner % channels;
+    float scale;
+    std::memcpy(&scale, scales->data() + c * sizeof(float), sizeof scale);
+    float value = float(byteValue(*values, i) - (zeros ? byteValue(*zeros, c) : 0)) * scale;
+    std::memcpy(t.bytes.data() + i * sizeof(float), &value, sizeof value);
+  }
+  return k.constant(t);
+}
 } // namespace
 
 ValueRef onnximport::dequantize(Importer &im, const Dequantized &d, const std::string &tag) {
   Composer k(im, d.quantized, tag);
+  if (std::optional<ValueRef> folded = foldedDequantize(k, d))
+    return *folded;
   size_t rank = im.graph.shape(d.quantized).size();
   DType t = im.graph.dtype(d.scale);
   ValueRef centered = k.cast(d.quantized, t);

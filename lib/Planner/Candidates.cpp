@@ -51,7 +51,8 @@ static std::string hardFilter(const Graph &graph, NodeId node,
     if (!capsule.acceptsOperandDType(graph.dtype(v)))
       return "operand dtype " + std::string(dtypeName(graph.dtype(v))) + " not supported";
   if (!capsule.cpuFeatures.empty()) {
-    auto have = x86LevelFeatures(device.target).value_or(std::span<const std::string_view>());
+    std::vector<std::string> have =
+        x86TargetFeatures(device.target).value_or(std::vector<std::string>());
     for (const std::string &f : capsule.cpuFeatures)
       if (std::find(have.begin(), have.end(), f) == have.end())
         return "needs CPU feature " + f + ", which target '" + device.target +

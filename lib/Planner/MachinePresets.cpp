@@ -25,8 +25,8 @@ struct Preset {
 /// build machines: 2 Zen 5 cores with AVX-512 (~215 GFLOP/s FMA peak per
 /// core), ~57 GB/s memcpy on 2 threads, 24 GiB.
 static std::string hostCpu() {
-  return R"json({"id": "cpu:0", "name": "host CPU (2 cores)", "target": ")json" +
-         std::string(hostX86Level()) + R"json(",
+  return R"json({"id": "cpu:0", "name": "host CPU (2 cores)", "target": ")json" + hostX86Target() +
+         R"json(",
       "peak_flops": {"f32": 4.3e11, "f64": 2.15e11, "f16": 4.3e11, "bf16": 4.3e11,
                      "i8": 8.6e11, "i16": 8.6e11, "i32": 4.3e11, "i64": 2.15e11, "u8": 8.6e11,
                      "u16": 8.6e11, "u32": 4.3e11, "u64": 2.15e11, "bool": 8.6e11},

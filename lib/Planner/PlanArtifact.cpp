@@ -35,8 +35,8 @@ static std::string metaSection(const Graph &graph,
                                   {"name", d.name},
                                   {"target", d.target}};
     // What the runtime checks on the CPU before loading x86 kernels.
-    if (auto features = x86LevelFeatures(d.target))
-      device["cpu_features"] = std::vector<std::string>(features->begin(), features->end());
+    if (auto features = x86TargetFeatures(d.target))
+      device["cpu_features"] = *features;
     devices.push_back(std::move(device));
   }
   j["machine"] = {{"name", plan.machine->name}, {"devices", std::move(devices)}};

@@ -74,14 +74,27 @@ std::string_view machinePresetText(std::string_view name);
 std::optional<Machine> loadMachine(const std::string &nameOrPath,
                                    DiagnosticEngine &diag);
 
-/// The CPU features an x86-64 level (`x86-64`, `x86-64-v2`, `-v3`, `-v4`)
-/// guarantees, in LLVM's spelling; nullopt for other targets. Code built for
-/// a level runs only where all of them are present.
-std::optional<std::span<const std::string_view>> x86LevelFeatures(std::string_view level);
+/// An x86-64 code generation target: an x86-64 level (`x86-64`,
+/// `x86-64-v2`, `-v3`, `-v4`), then any of the extensions fuelc's kernels
+/// use, each after a `+` (`x86-64-v4+avx512vnni`, `x86-64-v3+avxvnni`).
+struct X86TargetName {
+  std::string level;
+  std::vector<std::string> extensions;
+};
 
-/// The highest x86-64 level whose features the CPU this process runs on has
-/// (FUEL_HIDE_CPU_FEATURES hides some, as for the runtime's check).
-std::string_view hostX86Level();
+/// `target` split into its level and extensions; nullopt when it is not an
+/// x86-64 target (an unknown level or extension, or one named twice).
+std::optional<X86TargetName> parseX86Target(std::string_view target);
+
+/// The CPU features code built for `target` may use, in LLVM's spelling:
+/// its level's, then its extensions; nullopt for other targets. That code
+/// runs only where all of them are present.
+std::optional<std::vector<std::string>> x86TargetFeatures(std::string_view target);
+
+/// The x86-64 target of the CPU this process runs on: the highest level
+/// whose features it has, and the extensions it has (FUEL_HIDE_CPU_FEATURES
+/// hides some, as for the runtime's check).
+std::string hostX86Target();
 
 } // namespace fuel
 

@@ -151,9 +151,9 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine(const X86Target 
     return nullptr;
   }
   llvm::TargetOptions options;
-  return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(
-      triple, target.cpu, "", options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+  return std::unique_ptr<llvm::TargetMachine>(
+      t->createTargetMachine(triple, target.cpu, target.features, options, llvm::Reloc::PIC_,
+                             std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
 static void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
@@ -275,6 +275,8 @@ LogicalResult fuel::compileX86(const std::string &moduleText,
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration()) {
       f.addFnAttr("target-cpu", target.cpu);
+      if (!target.features.empty())
+        f.addFnAttr("target-features", target.features);
       f.addFnAttr("prefer-vector-width", "512");
     }
   optimize(*llvmModule, *tm);

@@ -26,10 +26,12 @@
 
 namespace fuel {
 
-/// The CPU level kernels are compiled for (`x86-64-v3`; see
-/// x86LevelFeatures in Planner/Machine.h for what the runtime checks).
+/// The CPU kernels are compiled for: an x86-64 level (`x86-64-v3`) and
+/// extensions (see x86TargetFeatures in Planner/Machine.h for what the
+/// runtime checks).
 struct X86Target {
-  std::string cpu;
+  std::string cpu;      // The level: "x86-64-v4".
+  std::string features; // Its extensions in LLVM's spelling: "+avxvnni,+avx512vnni".
 };
 
 /// The MLIR module of `kernels` (what `fuelc plan --emit=mlir` prints), and

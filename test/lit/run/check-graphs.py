@@ -66,10 +66,12 @@ def run(cmd):
 
 
 def check(name, inputs, nodes, outputs, constants=(), symbolic=None, dims=None,
-          plan_args=(), run_args=(), tolerance=None, machine_args=None):
+          plan_args=(), run_args=(), tolerance=None, machine_args=None, refused_for=None):
     """Plans and runs the graph, compares every output with fuel-ref.
     `symbolic` declares some inputs with symbolic shapes; `dims` gives the
-    planned bound of each symbol; `machine_args` replace the target's."""
+    planned bound of each symbol; `machine_args` replace the target's;
+    `refused_for`: this CPU lacks that feature, which the plan needs, so
+    fuel-run must refuse it, naming the feature."""
     global passed, failed, not_on_gpu
     d = os.path.join(WORK, name)
     os.makedirs(d, exist_ok=True)
@@ -98,6 +100,13 @@ def check(name, inputs, nodes, outputs, constants=(), symbolic=None, dims=None,
         del commands[1]
     for cmd in commands:
         code, err = run(cmd)
+        if cmd[0] == FUEL_RUN and refused_for:
+            if code != 0 and f"this CPU lacks" in err and refused_for in err:
+                passed += 1
+            else:
+                print(f"FAIL {name}: fuel-run exited {code} on a CPU without {refused_for}: {err}")
+                failed += 1
+            return
         if cmd[0] == FUELC and TARGET != "host" and machine_args is None and \
                 "NoBackendForOp" in err:
             not_on_gpu += 1  # Counted: the test checks how many there are.
@@ -237,34 +246,73 @@ for dt in NUMERIC:
     check(f"dtype_{name}_matmul", [("u", u), ("m", rand((10, 4), dt, 0, 3))],
           [node("y", "matmul", ["u", "m"])], ["y"],
           tolerance=(4e-3, 4e-2) if dt == np.float16 else None)
-# 8-bit matmuls, exact in i32 (the int8 library GEMM on AVX2 CPUs): every
-# signedness pair over full-range values, extents off the 6x16 tile, one row
-# (its 1-row tile), odd K,
-# K over one packed block, transposes, batches, constant weights.
+# 8-bit matmuls, exact in i32, in each build of the int8 library GEMM
+# (kernels/x86/igemm.cpp: vpmaddwd on AVX2, vpdpbusd with AVX-VNNI and
+# AVX512-VNNI, the last two with sign-bit flips corrected after): every
+# signedness pair over full-range values, extents off the register tiles,
+# one row (its 1-row tile), odd K, K over one packed block, transposes,
+# batches, constant weights. A build this CPU cannot run must be refused.
 BYTE_RANGE = {np.uint8: (0, 255), np.int8: (-128, 127)}
-for ta, tb in [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8), (np.int8, np.uint8)]:
-    check(f"int8_matmul_{DTYPES[ta]}_{DTYPES[tb]}",
-          [("a", rand((13, 37), ta, *BYTE_RANGE[ta])), ("b", rand((37, 35), tb, *BYTE_RANGE[tb]))],
-          [node("y", "matmul", ["a", "b"])], ["y"])
-check("int8_matmul_constant_weights", [("x", rand((2, 7, 35), np.uint8, 0, 255))],
-      [node("y", "matmul", ["x", "w"])], ["y"], constants=[("w", rand((35, 70), np.int8, -128, 127))])
-check("int8_matmul_transposed", [("x", rand((40, 9), np.uint8, 0, 255)),
-                                 ("w", rand((50, 40), np.int8, -128, 127))],
-      [node("y", "matmul", ["x", "w"], transpose_a=True, transpose_b=True)], ["y"])
-check("int8_matmul_long_k", [("x", rand((3, 2101), np.uint8, 0, 255)),
-                             ("w", rand((2101, 17), np.int8, -128, 127))],
-      [node("y", "matmul", ["x", "w"])], ["y"])
-check("int8_matmul_one_row", [("x", rand((301,), np.uint8, 0, 255))],
-      [node("y", "matmul", ["x", "w"])], ["y"], constants=[("w", rand((301, 21), np.int8, -128, 127))])
-check("int8_matmul_batched", [("x", rand((3, 5, 20), np.int8, -128, 127)),
-                              ("w", rand((1, 20, 18), np.uint8, 0, 255))],
-      [node("y", "matmul", ["x", "w"])], ["y"])
+HOST_TARGET = json.loads(subprocess.run([FUELC, "targets", "--print", "host"], check=True,
+                                        capture_output=True, text=True).stdout)["devices"][0]["target"]
+HOST_LEVEL, *HOST_EXTENSIONS = HOST_TARGET.split("+")
+
+
+def int8_cases(variant, target, feature):
+    """The 8-bit cases planned for `target`, whose `feature` selects the
+    int8 GEMM's `variant` build."""
+    suffix, machine, refused = "", None, None
+    if TARGET == "host":
+        suffix = "_" + variant
+        machine = os.path.join(WORK, f"{variant}.machine.json")
+        with open(machine, "w") as f:
+            f.write(re.sub(r'"target": "x86-64[^"]*"', f'"target": "{target}"', subprocess.run(
+                [FUELC, "targets", "--print", "host"], check=True, capture_output=True,
+                text=True).stdout))
+        level = target.split("+")[0]
+        if level > HOST_LEVEL or (feature.endswith("vnni") and feature not in HOST_EXTENSIONS):
+            refused = feature
+        machine = ["--machine", machine]
+    kw = dict(machine_args=machine, refused_for=refused)
+    for ta, tb in [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8),
+                   (np.int8, np.uint8)]:
+        check(f"int8_matmul_{DTYPES[ta]}_{DTYPES[tb]}{suffix}",
+              [("a", rand((29, 37), ta, *BYTE_RANGE[ta])),
+               ("b", rand((37, 35), tb, *BYTE_RANGE[tb]))],
+              [node("y", "matmul", ["a", "b"])], ["y"], **kw)
+    check(f"int8_matmul_constant_weights{suffix}", [("x", rand((2, 7, 35), np.uint8, 0, 255))],
+          [node("y", "matmul", ["x", "w"])], ["y"],
+          constants=[("w", rand((35, 70), np.int8, -128, 127))], **kw)
+    check(f"int8_matmul_constant_signed{suffix}", [("x", rand((13, 35), np.int8, -128, 127))],
+          [node("y", "matmul", ["x", "w"])], ["y"],
+          constants=[("w", rand((35, 70), np.uint8, 0, 255))], **kw)
+    check(f"int8_matmul_transposed{suffix}", [("x", rand((40, 9), np.uint8, 0, 255)),
+                                               ("w", rand((50, 40), np.int8, -128, 127))],
+          [node("y", "matmul", ["x", "w"], transpose_a=True, transpose_b=True)], ["y"], **kw)
+    check(f"int8_matmul_long_k{suffix}", [("x", rand((3, 4101), np.int8, -128, 127)),
+                                           ("w", rand((4101, 17), np.uint8, 0, 255))],
+          [node("y", "matmul", ["x", "w"])], ["y"], **kw)
+    check(f"int8_matmul_one_row{suffix}", [("x", rand((301,), np.uint8, 0, 255))],
+          [node("y", "matmul", ["x", "w"])], ["y"],
+          constants=[("w", rand((301, 21), np.int8, -128, 127))], **kw)
+    check(f"int8_matmul_batched{suffix}", [("x", rand((3, 5, 20), np.int8, -128, 127)),
+                                            ("w", rand((1, 20, 18), np.uint8, 0, 255))],
+          [node("y", "matmul", ["x", "w"])], ["y"], **kw)
+
+
+if TARGET == "host":
+    for variant, target, feature in [("avx2", "x86-64-v3", "avx2"),
+                                     ("avxvnni", "x86-64-v3+avxvnni", "avxvnni"),
+                                     ("avx512vnni", "x86-64-v4+avx512vnni", "avx512vnni")]:
+        int8_cases(variant, target, feature)
+else:
+    int8_cases("", None, "")
 # The generated kernel where the library cannot run (an x86-64-v2 CPU):
 # 8-bit operands extended by their signedness.
 if TARGET == "host":
     sse = os.path.join(WORK, "sse.machine.json")
     with open(sse, "w") as f:
-        f.write(re.sub(r"x86-64-v\d", "x86-64-v2", subprocess.run(
+        f.write(re.sub(r"x86-64-v\d[^\"]*", "x86-64-v2", subprocess.run(
             [FUELC, "targets", "--print", "host"], check=True, capture_output=True,
             text=True).stdout))
     check("int8_matmul_generated", [("x", rand((6, 37), np.uint8, 0, 255)),
@@ -398,7 +446,7 @@ CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
 # runs its code).
 avx2 = os.path.join(WORK, "avx2.machine.json")
 with open(avx2, "w") as f:
-    f.write(re.sub(r"x86-64-v\d", "x86-64-v3", subprocess.run(
+    f.write(re.sub(r"x86-64-v\d[^\"]*", "x86-64-v3", subprocess.run(
         [FUELC, "targets", "--print", "host"], check=True, capture_output=True,
         text=True).stdout))
 for i, (n, c, h, wd, o, kh, kw, strides, pads, dilations, groups) in enumerate(CONV_CASES):
