@@ -45,31 +45,33 @@ namespace KERNEL_NAMESPACE {
 namespace {
 
 #if defined(__AVX512VNNI__)
-using IVec = __m512i;
 constexpr int kLanes = 16, kIMR = 12;
-inline IVec splat(uint32_t word) { return _mm512_set1_epi32(int(word)); }
-inline IVec load(const void *p) { return _mm512_load_si512(p); }
-inline IVec loadUnaligned(const void *p) { return _mm512_loadu_si512(p); }
-inline void storeUnaligned(void *p, IVec v) { _mm512_storeu_si512(p, v); }
-inline IVec add(IVec x, IVec y) { return _mm512_add_epi32(x, y); }
-inline IVec multiplyAdd(IVec acc, IVec a, IVec b) { return _mm512_dpbusd_epi32(acc, a, b); }
 #else
-using IVec = __m256i;
 constexpr int kLanes = 8, kIMR = 6;
-inline IVec splat(uint32_t word) { return _mm256_set1_epi32(int(word)); }
-inline IVec load(const void *p) { return _mm256_load_si256(static_cast<const IVec *>(p)); }
+#endif
+// A vector of i32 lanes in GCC's notation: GCC keeps a tile of them in
+// registers, where it spills a tile of __m512i to the stack on every step.
+typedef int IVec __attribute__((vector_size(4 * kLanes)));
+inline IVec splat(uint32_t word) { return IVec{} + int(word); }
+inline IVec load(const void *p) { return *static_cast<const IVec *>(p); }
 inline IVec loadUnaligned(const void *p) {
-  return _mm256_loadu_si256(static_cast<const IVec *>(p));
+  IVec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
-inline void storeUnaligned(void *p, IVec v) { _mm256_storeu_si256(static_cast<IVec *>(p), v); }
-inline IVec add(IVec x, IVec y) { return _mm256_add_epi32(x, y); }
-#if defined(__AVXVNNI__)
-inline IVec multiplyAdd(IVec acc, IVec a, IVec b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
+inline void storeUnaligned(void *p, IVec v) { std::memcpy(p, &v, sizeof v); }
+#if defined(__AVX512VNNI__)
+inline IVec multiplyAdd(IVec acc, IVec a, IVec b) {
+  return (IVec)_mm512_dpbusd_epi32((__m512i)acc, (__m512i)a, (__m512i)b);
+}
+#elif defined(__AVXVNNI__)
+inline IVec multiplyAdd(IVec acc, IVec a, IVec b) {
+  return (IVec)_mm256_dpbusd_avx_epi32((__m256i)acc, (__m256i)a, (__m256i)b);
+}
 #else
 inline IVec multiplyAdd(IVec acc, IVec a, IVec b) {
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+  return acc + (IVec)_mm256_madd_epi16((__m256i)a, (__m256i)b);
 }
-#endif
 #endif
 
 constexpr int64_t kUnsignedA = 16, kUnsignedB = 32;
@@ -235,7 +237,7 @@ __attribute__((always_inline)) inline void microkernel(int64_t gc, const uint32_
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < 2; ++v) {
       int32_t *out = c + r * ldc + kLanes * v;
-      storeUnaligned(out, accumulate ? add(acc[r][v], loadUnaligned(out)) : acc[r][v]);
+      storeUnaligned(out, accumulate ? acc[r][v] + loadUnaligned(out) : acc[r][v]);
     }
 }
 
