@@ -35,7 +35,7 @@ namespace {
 /// rank-`rank` tensor along `axis` ([C] -> [C, 1, ..., 1]).
 ValueRef alongAxis(Composer &k, ValueRef v, size_t rank, unsigned axis) {
   ShapeRef s = k.im.graph.shape(v);
-  if (s.size() != 1 || axis + 1 == rank)
+  if (s.size() != 1 || axis + 1 >= rank)
     return v;
   std::vector<Dim> dims(rank - axis, Dim::fixed(1));
   dims[0] = s[0];
@@ -64,9 +64,20 @@ bool quantizedType(Importer &im, DType t) {
 }
 
 /// The axis of per-axis scales (opset 13) when input `scale` is a vector
-/// (0 when it is a scalar), normalized; reports when out of range.
+/// (0 when it is a scalar), normalized; reports when out of range or when
+/// the zero point (input scale + 1) is not shaped like the scale.
 std::optional<unsigned> quantAxis(Importer &im, size_t rank, size_t scale) {
-  if (im.graph.shape(im.input(scale)).empty())
+  ShapeRef scaleShape = im.graph.shape(im.input(scale));
+  if (im.hasInput(scale + 1)) {
+    ShapeRef zeroShape = im.graph.shape(im.input(scale + 1));
+    if (!std::equal(zeroShape.begin(), zeroShape.end(), scaleShape.begin(), scaleShape.end())) {
+      const SymbolTable &symbols = im.graph.symbols();
+      im.unsupported("the zero point " + formatShape(zeroShape, symbols) +
+                     " is not shaped like the scale " + formatShape(scaleShape, symbols));
+      return std::nullopt;
+    }
+  }
+  if (scaleShape.empty())
     return 0;
   std::optional<unsigned> axis = normalizeAxis(im.attrInt("axis", 1), rank);
   if (!axis)
@@ -248,6 +259,13 @@ bool integerInputs(Importer &im, std::initializer_list<size_t> inputs) {
   return true;
 }
 
+/// Whether image `x` and weights `w` are 4-D, as integerConv needs.
+bool planarConv(Importer &im, size_t x, size_t w) {
+  return (im.graph.shape(im.input(x)).size() == 4 && im.graph.shape(im.input(w)).size() == 4) ||
+         im.unsupported("only 2-D integer convolutions are supported (x [N, C, H, W], w [M, C, "
+                        "kH, kW])");
+}
+
 bool matMulInteger(Importer &im) {
   Composer k(im);
   return integerInputs(im, {0, 1}) && k.finish(integerProduct(k, 0, 1, 2, 3));
@@ -255,7 +273,7 @@ bool matMulInteger(Importer &im) {
 
 bool convInteger(Importer &im) {
   Composer k(im);
-  if (!integerInputs(im, {0, 1}))
+  if (!integerInputs(im, {0, 1}) || !planarConv(im, 0, 1))
     return false;
   return k.finish(k.cast(integerConv(k, 0, 1, 2, 3), DType::I32));
 }
@@ -290,7 +308,7 @@ bool qlinearMatMul(Importer &im) { // a, a_scale, a_zero, b, b_scale, b_zero, y_
 bool qlinearConv(Importer &im) { // x, x_scale, x_zero, w, w_scale, w_zero,
                                  // y_scale, y_zero, B?
   Composer k(im);
-  if (!integerInputs(im, {0, 3}))
+  if (!integerInputs(im, {0, 3}) || !planarConv(im, 0, 3))
     return false;
   ValueRef product = integerConv(k, 0, 3, 2, 5);
   if (im.hasInput(8)) { // int32 bias in units of x_scale * w_scale.

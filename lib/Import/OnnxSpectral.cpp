@@ -14,6 +14,7 @@
 
 #include "OnnxOpSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -198,7 +199,11 @@ bool melWeightMatrix(Importer &im) {
   std::vector<int64_t> edge;
   for (int64_t i = 0; i < melBins + 2; ++i) {
     double hz = 700 * (std::pow(10, (static_cast<double>(i) * step + low) / 2595) - 1);
-    edge.push_back(static_cast<int64_t>(std::floor((length + 1) * hz / rate)));
+    double bin = std::floor((length + 1) * hz / rate);
+    if (!(std::fabs(bin) < 0x1p53))
+      return im.unsupported("filter edge " + std::to_string(i) +
+                            " lies beyond 2^53 DFT bins (upper_edge_hertz against sample_rate)");
+    edge.push_back(static_cast<int64_t>(bin));
   }
   std::vector<double> out(spectrum * melBins, 0);
   auto set = [&](int64_t bin, int64_t filter, double v) {
@@ -209,9 +214,11 @@ bool melWeightMatrix(Importer &im) {
     int64_t left = edge[i], center = edge[i + 1], right = edge[i + 2];
     if (center == left)
       set(center, i, 1);
-    for (int64_t j = left; center > left && j <= center; ++j)
+    // Only bins of the spectrum are set, however far the edges reach.
+    for (int64_t j = std::max<int64_t>(left, 0); center > left && j <= std::min(center, spectrum);
+         ++j)
       set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
-    for (int64_t j = center; j < right; ++j)
+    for (int64_t j = std::max<int64_t>(center, 0); j < std::min(right, spectrum); ++j)
       set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
   }
   KnownTensor t{*type, {spectrum, melBins}, {}};

@@ -63,14 +63,16 @@ save("composed", [n("Resize", ["x", "", "scales"], ["r"], mode="area"),
             numpy_helper.from_array(np.array([1, 1, 1e30, 1], np.float32), "huge")],
      outputs=("y", "g", "o", "h"))
 # The composed families' refusals, each reported in one run: an LSTM over a
-# symbolic sequence (it is unrolled), a quantized type fuelc lacks, a
-# BitShift on signed integers, TopK's K beyond the axis, reverse sequences
+# symbolic sequence (it is unrolled), a quantized type fuelc lacks, a zero
+# point shaped unlike its scale, a 1-D integer convolution, a BitShift on signed integers, TopK's K beyond the axis, reverse sequences
 # shorter than the sequence, a scatter reduction ONNX does not define, an
 # optimizer step count that is not a constant.
 T = helper.make_tensor_value_info("seq", TensorProto.FLOAT, ["T", 2, 3])
 I = helper.make_tensor_value_info("ints", TensorProto.INT32, [4])
 save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
                   n("QuantizeLinear", ["x", "scale", "zp16"], ["q"]),
+                  n("DequantizeLinear", ["q8", "scale", "zpvec"], ["dq"]),
+                  n("ConvInteger", ["x1d", "w1d"], ["ci"]),
                   n("BitShift", ["ints", "ints"], ["b"], direction="LEFT"),
                   n("TopK", ["x", "k"], ["t", "ti"]),
                   n("RNN", ["x3", "rw", "rr", "", "lens"], ["rn"], hidden_size=2,
@@ -83,20 +85,24 @@ save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
             numpy_helper.from_array(np.ones((1, 8, 2), np.float32), "r"),
             numpy_helper.from_array(np.float32(0.1), "scale"),
             numpy_helper.from_array(np.int16(0), "zp16"),
+            numpy_helper.from_array(np.uint8(3), "q8"),
+            numpy_helper.from_array(np.array([1], np.uint8), "zpvec"),
+            numpy_helper.from_array(np.ones((1, 2, 5), np.uint8), "x1d"),
+            numpy_helper.from_array(np.ones((3, 2, 3), np.uint8), "w1d"),
             numpy_helper.from_array(np.array([9], np.int64), "k"),
             numpy_helper.from_array(np.ones((3, 2, 3), np.float32), "x3"),
             numpy_helper.from_array(np.ones((1, 2, 3), np.float32), "rw"),
             numpy_helper.from_array(np.ones((1, 2, 2), np.float32), "rr"),
             numpy_helper.from_array(np.array([3, 1], np.int32), "lens"),
             numpy_helper.from_array(np.zeros((1, 2, 4, 4), np.int64), "sidx")],
-     outputs=("l", "q", "b", "t", "rn", "s", "m"), opset=18,
+     outputs=("l", "q", "dq", "ci", "b", "t", "rn", "s", "m"), opset=18,
      domains=("ai.onnx.preview.training",))
 # Selections known at import and the sampling, spectral and 3-D pooling
 # ops, each refusal reported in one run: a condition that is not a
 # constant, a sequence length past the sequence, an unpooling index past
 # the output, a 3-D grid, an unknown mode, a 5x5 determinant, a DFT along
-# the parts axis, frames longer than the signal, inverted Mel edges, a
-# 3-D pooling over symbolic extents.
+# the parts axis, frames longer than the signal, inverted Mel edges, Mel
+# edges past 2^53 DFT bins, a 3-D pooling over symbolic extents.
 i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
 f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
 save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
@@ -108,14 +114,15 @@ save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
                     n("DFT", ["sig"], ["f"], axis=2),
                     n("STFT", ["sig", "one", "", "n64"], ["st"]),
                     n("MelWeightMatrix", ["n64", "n64", "n64", "hi", "lo"], ["mw"]),
+                    n("MelWeightMatrix", ["n64", "n64", "n64", "lo", "far"], ["mwfar"]),
                     n("MaxPool", ["vol"], ["p3"], kernel_shape=[2, 2, 2])],
      inputs=(X, helper.make_tensor_value_info("cond", TensorProto.BOOL, [2]),
              helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 1, "D", 4, 4])),
      inits=[i64("lens", [9, 1]), i64("uidx", np.full((1, 2, 4, 4), 999)),
             f32("grid3", np.zeros((1, 2, 2, 3))), f32("grid2", np.zeros((1, 2, 2, 2))),
             f32("m5", np.eye(5)), f32("sig", np.zeros((1, 16, 1))), i64("one", 1),
-            i64("n64", 64), f32("hi", 100), f32("lo", 10)],
-     outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "p3"), opset=18)
+            i64("n64", 64), f32("hi", 100), f32("lo", 10), f32("far", 1e30)],
+     outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "mwfar", "p3"), opset=18)
 # Control flow fuelc cannot resolve at import, each reported in one run: an
 # If on a run-time condition, a Loop whose body computes its condition from
 # run-time data, a Loop with neither trip count nor condition, a Loop past
