@@ -381,6 +381,26 @@ case("QDQ_MatMul_scale_along_k_runs_in_floats",
       np.maximum((xq - int(xz)) * xs, 0).astype(np.float32)],
      initializers=[("xs", np.array(xs)), ("xz", np.array(xz)), ("w", qw), ("ws", kscale)],
      tolerance=(1e-5, 1e-5))
+# A QDQ convolution, per-output-channel weight scales and zero points: the
+# weights are dequantized at import (constants), against the exact integer
+# convolution in torch (f64), scaled.
+cx = rand(2, 3, 9, 8)
+cw = np.random.default_rng(13).integers(-128, 128, (5, 3, 3, 3)).astype(np.int8)
+cws = np.random.default_rng(14).uniform(0.001, 0.01, 5).astype(np.float32)
+cwz = np.random.default_rng(15).integers(-3, 4, 5).astype(np.int8)
+cxq = quantize(cx, xs, xz) - int(xz)
+cexact = tf.conv2d(torch.from_numpy(cxq.astype(np.float64)),
+                   torch.from_numpy((cw.astype(np.int64) - cwz[:, None, None, None]).astype(
+                       np.float64)), stride=2, padding=1).numpy()
+cbias = rand(5)
+case("QDQ_Conv_per_channel_weights",
+     quantized_in + [n("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=0),
+                     n("Conv", ["af", "wf", "c"], ["y0"], pads=[1, 1, 1, 1], strides=[2, 2])],
+     [("a", cx, None)],
+     [f32(cexact * (np.float64(xs) * cws[None, :, None, None].astype(np.float64)) +
+          cbias[None, :, None, None])],
+     initializers=[("xs", np.array(xs)), ("xz", np.array(xz)), ("w", cw), ("ws", cws),
+                   ("wz", cwz), ("c", cbias)], tolerance=(1e-5, 1e-5))
 # MatMulInteger with a zero point per row of a and per column of b.
 ia = np.random.default_rng(9).integers(0, 256, (6, 40)).astype(np.uint8)
 ib = np.random.default_rng(10).integers(-128, 128, (40, 9)).astype(np.int8)
