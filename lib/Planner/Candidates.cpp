@@ -51,8 +51,9 @@ static std::string hardFilter(const Graph &graph, NodeId node,
     if (!capsule.acceptsOperandDType(graph.dtype(v)))
       return "operand dtype " + std::string(dtypeName(graph.dtype(v))) + " not supported";
   if (!capsule.cpuFeatures.empty()) {
-    std::vector<std::string> have =
-        x86TargetFeatures(device.target).value_or(std::vector<std::string>());
+    static const std::vector<std::string> kNone;
+    const std::vector<std::string> *target = x86TargetFeatures(device.target);
+    const std::vector<std::string> &have = target ? *target : kNone;
     for (const std::string &f : capsule.cpuFeatures)
       if (std::find(have.begin(), have.end(), f) == have.end())
         return "needs CPU feature " + f + ", which target '" + device.target +

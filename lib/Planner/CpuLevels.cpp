@@ -9,6 +9,8 @@
 #include "fuel/Support/CpuFeatures.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 using namespace fuel;
 
@@ -71,14 +73,21 @@ std::optional<X86TargetName> fuel::parseX86Target(std::string_view target) {
   return name;
 }
 
-std::optional<std::vector<std::string>> fuel::x86TargetFeatures(std::string_view target) {
+const std::vector<std::string> *fuel::x86TargetFeatures(std::string_view target) {
+  // Only valid targets are kept, and there are few of them: the cache
+  // stays small whatever targets a machine file names.
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::string>, std::less<>> parsed;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = parsed.find(target); it != parsed.end())
+    return &it->second;
   std::optional<X86TargetName> name = parseX86Target(target);
   if (!name)
-    return std::nullopt;
+    return nullptr;
   std::span<const std::string_view> level = *levelFeatures(name->level);
   std::vector<std::string> features(level.begin(), level.end());
   features.insert(features.end(), name->extensions.begin(), name->extensions.end());
-  return features;
+  return &parsed.emplace(std::string(target), std::move(features)).first->second;
 }
 
 std::string fuel::hostX86Target() {

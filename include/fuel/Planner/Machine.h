@@ -87,9 +87,11 @@ struct X86TargetName {
 std::optional<X86TargetName> parseX86Target(std::string_view target);
 
 /// The CPU features code built for `target` may use, in LLVM's spelling:
-/// its level's, then its extensions; nullopt for other targets. That code
-/// runs only where all of them are present.
-std::optional<std::vector<std::string>> x86TargetFeatures(std::string_view target);
+/// its level's, then its extensions; nullptr for other targets. That code
+/// runs only where all of them are present. Each target is parsed once
+/// (the capsule filter asks for every node); the list lives as long as
+/// the process.
+const std::vector<std::string> *x86TargetFeatures(std::string_view target);
 
 /// The x86-64 target of the CPU this process runs on: the highest level
 /// whose features it has, and the extensions it has (FUEL_HIDE_CPU_FEATURES
