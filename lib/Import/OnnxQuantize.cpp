@@ -67,9 +67,14 @@ bool quantizedType(Importer &im, DType t) {
 /// (0 when it is a scalar), normalized; reports when out of range or when
 /// the zero point (input scale + 1) is not shaped like the scale.
 std::optional<unsigned> quantAxis(Importer &im, size_t rank, size_t scale) {
-  ShapeRef scaleShape = im.graph.shape(im.input(scale));
-  if (im.hasInput(scale + 1)) {
-    ShapeRef zeroShape = im.graph.shape(im.input(scale + 1));
+  // Both inputs first: reading one may add nodes, which moves the shapes.
+  ValueRef scaleValue = im.input(scale);
+  std::optional<ValueRef> zeroValue;
+  if (im.hasInput(scale + 1))
+    zeroValue = im.input(scale + 1);
+  ShapeRef scaleShape = im.graph.shape(scaleValue);
+  if (zeroValue) {
+    ShapeRef zeroShape = im.graph.shape(*zeroValue);
     if (!std::equal(zeroShape.begin(), zeroShape.end(), scaleShape.begin(), scaleShape.end())) {
       const SymbolTable &symbols = im.graph.symbols();
       im.unsupported("the zero point " + formatShape(zeroShape, symbols) +
