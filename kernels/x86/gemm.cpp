@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -59,7 +60,11 @@ struct CachedPanels {
   float *panels;
   CachedPanels *next;
 };
-CachedPanels *allPanels; // Guarded by scratchLock.
+/// Entries are only prepended, each complete before it is published, and
+/// freed only by release: lookups read the list without the lock. (Both
+/// threads of a split kernel look up its weights at once; with a lock, the
+/// one that lost slept in the kernel, tens of microseconds in a VM.)
+std::atomic<CachedPanels *> allPanels;
 
 /// Packs rows [i0, i0 + mc) x cols [k0, k0 + kc) of A into `mr`-row panels,
 /// k-major inside a panel, zero-padding the last panel.
@@ -141,21 +146,32 @@ float *scratch(ScratchSlot slot, int64_t floats) {
   return s->buffers[slot];
 }
 
+namespace {
+const CachedPanels *findPanels(const int64_t (&key)[kKeyWords]) {
+  for (const CachedPanels *p = allPanels.load(std::memory_order_acquire); p; p = p->next)
+    if (std::memcmp(p->key, key, sizeof key) == 0)
+      return p;
+  return nullptr;
+}
+} // namespace
+
 const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
                           void (*pack)(const void *context, float *out),
                           const void *context) {
+  if (const CachedPanels *p = findPanels(key))
+    return p->panels;
   pthread_mutex_lock(&scratchLock);
-  for (CachedPanels *p = allPanels; p; p = p->next)
-    if (std::memcmp(p->key, key, sizeof key) == 0) {
-      pthread_mutex_unlock(&scratchLock);
-      return p->panels;
-    }
+  // Another thread may have packed them since the lookup.
+  if (const CachedPanels *p = findPanels(key)) {
+    pthread_mutex_unlock(&scratchLock);
+    return p->panels;
+  }
   auto *p = static_cast<CachedPanels *>(std::malloc(sizeof(CachedPanels)));
   std::memcpy(p->key, key, sizeof key);
   p->panels = static_cast<float *>(std::aligned_alloc(64, roundUp(floats * 4, 64)));
   pack(context, p->panels);
-  p->next = allPanels;
-  allPanels = p;
+  p->next = allPanels.load(std::memory_order_relaxed);
+  allPanels.store(p, std::memory_order_release);
   pthread_mutex_unlock(&scratchLock);
   return p->panels;
 }
@@ -176,11 +192,11 @@ void releaseAll() {
       std::free(buffer);
     std::free(s);
   }
-  while (allPanels) {
-    CachedPanels *p = allPanels;
-    allPanels = p->next;
+  for (CachedPanels *p = allPanels.exchange(nullptr); p;) {
+    CachedPanels *next = p->next;
     std::free(p->panels);
     std::free(p);
+    p = next;
   }
   pthread_mutex_unlock(&scratchLock);
 }

@@ -57,10 +57,27 @@ int alignedAxis(const Graph &graph, ValueRef operand, ShapeRef domain, int axis)
 /// static width of at least this, over rows that are fewer or unknown.
 constexpr int64_t kMinSplitColumns = 256;
 
+/// Output channels below which a pointwise convolution splits its rows:
+/// halves of fewer channels leave the library's register tiles part empty.
+constexpr int64_t kMinSplitChannels = 128;
+
+/// Whether `node` (a convolution) is pointwise: a 1x1 window, stride 1,
+/// no padding, so that output row r reads input row r alone.
+bool isPointwise(const Graph &graph, NodeId node) {
+  auto allOnes = [&](AttrName name) {
+    const Attribute *a = graph.findAttr(node, name);
+    return !a || std::ranges::all_of(graph.intsAttr(*a), [](int64_t v) { return v == 1; });
+  };
+  const Attribute *pads = graph.findAttr(node, AttrName::Pads);
+  ShapeRef w = graph.shape(graph.operands(node)[1]);
+  return w[2] == Dim::fixed(1) && w[3] == Dim::fixed(1) && allOnes(AttrName::Strides) &&
+         (!pads || std::ranges::all_of(graph.intsAttr(*pads), [](int64_t v) { return v == 0; }));
+}
+
 /// The axis of a head's result to split when not axis 0, or -1: the output
-/// channels of a convolution (groups of 1, or depthwise) or of a pooling of
-/// one image, the columns of a matrix product or linear by one matrix
-/// (weights) whose rows are fewer than its columns or unknown. Operands that
+/// channels of a convolution (groups of 1, or depthwise; the rows of a
+/// pointwise one of few channels) or of a pooling of one image, the columns of a matrix product or
+/// linear by one matrix (weights) whose rows are fewer than its columns or unknown. Operands that
 /// follow it are entered in `axes`.
 int innerSplitAxis(const Graph &graph, NodeId node, SplitAxes &axes) {
   auto operands = graph.operands(node);
@@ -87,6 +104,15 @@ int innerSplitAxis(const Graph &graph, NodeId node, SplitAxes &axes) {
                      y[1] == Dim::fixed(groups);
     if (groups != 1 && !depthwise)
       return -1;
+    // A pointwise layer of few channels (MobileNet's projections) splits
+    // its rows instead, which its input shares.
+    if (groups == 1 && y[1].isStatic() && y[1].size() < kMinSplitChannels && y[2].isStatic() &&
+        y[2].size() > 1 && isPointwise(graph, node)) {
+      for (size_t i = 1; i < operands.size(); ++i)
+        axes[operands[i]] = -1;
+      axes[operands[0]] = 2;
+      return 2;
+    }
     for (size_t i = 1; i < operands.size(); ++i) // Weights and bias.
       axes[operands[i]] = 0;
     axes[operands[0]] = depthwise ? 1 : -1;

@@ -396,17 +396,22 @@ for threads in ["1", "2", "3"]:
           ["s", "y"], run_args=["--threads", threads])
 # Weights split over threads by output channel or column (one image, a
 # short and wide product, a symbolic batch), with fused epilogues reading
-# per-channel and per-column operands.
+# per-channel and per-column operands; a pointwise convolution of few
+# channels splits its rows, as does its residual.
 image, filters, channel_bias = rand((1, 16, 32, 32)), rand((64, 16, 3, 3)), rand((64, 1, 1))
 rows, wide, column_bias = rand((2, 5, 128)), rand((128, 512)), rand((512,))
 weights_nk, linear_bias = rand((512, 128)), rand((512,))
+pointwise, pointwise_bias, residual = rand((40, 16, 1, 1)), rand((40,)), rand((1, 40, 32, 32))
 for threads in ["1", "2", "3"]:
-    check(f"inner_split_{threads}", [("img", image), ("r", rows), ("s", rows)],
+    check(f"inner_split_{threads}", [("img", image), ("r", rows), ("s", rows), ("res", residual)],
           [node("c", "conv2d", ["img", "f"], pads=[1, 1, 1, 1]), node("cb", "add", ["c", "fb"]),
            node("y", "relu", ["cb"]), node("m", "matmul", ["r", "w"]),
-           node("z", "add", ["m", "wb"]), node("l", "linear", ["s", "wl", "lb"])],
-          ["y", "z", "l"], constants=[("f", filters), ("fb", channel_bias), ("w", wide),
-                                      ("wb", column_bias), ("wl", weights_nk), ("lb", linear_bias)],
+           node("z", "add", ["m", "wb"]), node("l", "linear", ["s", "wl", "lb"]),
+           node("p", "conv2d", ["img", "pw", "pb"]), node("q", "add", ["p", "res"])],
+          ["y", "z", "l", "q"],
+          constants=[("f", filters), ("fb", channel_bias), ("w", wide), ("wb", column_bias),
+                     ("wl", weights_nk), ("lb", linear_bias), ("pw", pointwise),
+                     ("pb", pointwise_bias)],
           symbolic={"r": ["B", 5, 128], "s": ["B", 5, 128]}, dims={"B": 4},
           run_args=["--threads", threads], tolerance=(1e-4, 1e-4))
     # Library sgemm on every thread, then unloaded cleanly.

@@ -59,3 +59,57 @@ TEST_CASE("a fused group is one kernel over what it reads and writes", "[kernels
   for (size_t k = 0; k < kernels.size(); ++k)
     CHECK(plan.kernels[k].nodes == kernels[k].nodes);
 }
+
+TEST_CASE("a convolution of one image splits its channels, a narrow pointwise one its rows",
+          "[kernels]") {
+  // conv2d(img, w, b) + residual for each layer: its kernel's arguments
+  // are img, w, b, residual, result.
+  auto splitAxes = [](int64_t outChannels, int64_t window) {
+    int64_t pad = window / 2;
+    auto values = [](int64_t count) {
+      std::string list = "[0";
+      for (int64_t i = 1; i < count; ++i)
+        list += ", 0";
+      return list + "]";
+    };
+    std::string text = R"({"format": "fuel.graph", "version": 1, "name": "g",
+      "inputs": [{"name": "img", "dtype": "f32", "shape": [1, 48, 30, 30]},
+                 {"name": "r", "dtype": "f32", "shape": [1, )" +
+                       std::to_string(outChannels) + R"(, 30, 30]}],
+      "constants": [{"name": "w", "dtype": "f32", "shape": [)" +
+                       std::to_string(outChannels) + ", 48, " + std::to_string(window) + ", " +
+                       std::to_string(window) + R"(], "data": )" +
+                       values(outChannels * 48 * window * window) + R"(},
+                    {"name": "b", "dtype": "f32", "shape": [)" +
+                       std::to_string(outChannels) + R"(], "data": )" + values(outChannels) +
+                       R"(}],
+      "nodes": [{"id": "c", "op": "conv2d", "inputs": ["img", "w", "b"],
+                 "attrs": {"pads": [)" +
+                       std::to_string(pad) + ", " + std::to_string(pad) + ", " +
+                       std::to_string(pad) + ", " + std::to_string(pad) + R"(]}},
+                {"id": "y", "op": "add", "inputs": ["c", "r"]}],
+      "outputs": ["y"]})";
+    DiagnosticEngine diag;
+    std::unique_ptr<SourceLocator> locator;
+    std::optional<Graph> g = parseGraphJson(text, "g.json", {}, diag, &locator);
+    REQUIRE(g);
+    std::optional<Machine> host = loadMachine("host", diag);
+    REQUIRE(host);
+    CapsuleRegistry registry = builtinCapsules();
+    ExecutionPlan plan;
+    REQUIRE(succeeded(planGraph(*g, *host, registry, {}, diag, *locator, plan)));
+    std::vector<KernelSpec> kernels = formKernels(*g, plan);
+    REQUIRE(kernels.size() == 1);
+    REQUIRE(kernels[0].splittable);
+    std::vector<int> axes;
+    for (const KernelArg &arg : kernels[0].args)
+      axes.push_back(arg.splitAxis);
+    return axes;
+  };
+  // Output channels: the image is read whole, weights and bias by channel.
+  CHECK(splitAxes(160, 1) == std::vector<int>{-1, 0, 0, 1, 1});
+  // Few channels, 1x1: rows of the image, the residual and the result.
+  CHECK(splitAxes(40, 1) == std::vector<int>{2, -1, -1, 2, 2});
+  // Few channels, 3x3 (an output row reads three input rows): channels.
+  CHECK(splitAxes(40, 3) == std::vector<int>{-1, 0, 0, 1, 1});
+}
