@@ -67,6 +67,7 @@ enum ScratchSlot {
   kConvWeights,
   kConvTile,
   kColumnSums,
+  kTapRows,
   kScratchSlots
 };
 float *scratch(ScratchSlot slot, int64_t floats);

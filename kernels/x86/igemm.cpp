@@ -19,6 +19,8 @@
 // in KC x NR column panels of groups (once for constant weights), A in
 // MR-row panels, and an MR x NR tile of C accumulating in registers.
 //
+// The product itself is igemm.h's igemm(), which iconv.cpp calls too.
+//
 // Entry points (MLIR C interfaces, as gemm.cpp's):
 //   void _mlir_ciface_<IGEMM_SYMBOL>(UnrankedMemRef *a, *b, *c, int64_t flags)
 //   void IGEMM_RELEASE(void)
@@ -27,7 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gemm.h"
+#include "igemm.h"
 
 #include <immintrin.h>
 
@@ -41,7 +43,7 @@
 #define IGEMM_VNNI 1
 #endif
 
-namespace KERNEL_NAMESPACE {
+namespace KERNEL_NAMESPACE::IGEMM_NAMESPACE {
 namespace {
 
 #if defined(__AVX512VNNI__)
@@ -74,13 +76,10 @@ inline IVec multiplyAdd(IVec acc, IVec a, IVec b) {
 }
 #endif
 
-constexpr int64_t kUnsignedA = 16, kUnsignedB = 32;
 constexpr int kINR = 2 * kLanes;
 // K in groups: a KC-group B panel is 32 KiB (ymm) or 64 KiB (zmm), an
 // MC x KC A block 96 or 192 KiB, as gemm.cpp's.
 constexpr int64_t kIKC = 512, kIMC = 8 * kIMR, kINC = 1024;
-
-using Bytes = MatrixOf<uint8_t>;
 
 /// How an operand's bytes become packed words.
 struct Encoding {
@@ -190,11 +189,7 @@ void packAllOfB(const void *context, float *out) {
 #endif
 }
 
-/// Constant weights as igemm reads them.
-struct PackedWeights {
-  const uint32_t *panels;
-  const int32_t *columnSums; // Of B' (VNNI only).
-};
+} // namespace
 
 PackedWeights packedWeights(const Bytes &b, bool isUnsigned) {
   int64_t words = panelWords(b);
@@ -215,6 +210,8 @@ PackedWeights packedWeights(const Bytes &b, bool isUnsigned) {
       reinterpret_cast<const uint32_t *>(cachedPanels(key, words + sums, packAllOfB, &context));
   return {panels, reinterpret_cast<const int32_t *>(panels + words)};
 }
+
+namespace {
 
 /// C[0:MR, 0:kINR] (+)= A panel * B panel over `gc` groups.
 template <int MR>
@@ -272,6 +269,8 @@ void correctFlips(const Bytes &a, const Bytes &b, bool unsignedA, bool unsignedB
 }
 #endif
 
+} // namespace
+
 void igemm(const Bytes &a, const Bytes &b, int32_t *c, int64_t ldc, int64_t flags,
            const PackedWeights *weights) {
   int64_t m = a.rows, n = b.cols, kGroups = groups(a.cols);
@@ -327,10 +326,10 @@ void igemm(const Bytes &a, const Bytes &b, int32_t *c, int64_t ldc, int64_t flag
   correctFlips(a, b, unsignedA, unsignedB, weights ? weights->columnSums : nullptr, c, ldc);
 #endif
 }
-} // namespace
-} // namespace KERNEL_NAMESPACE
+} // namespace KERNEL_NAMESPACE::IGEMM_NAMESPACE
 
 using namespace KERNEL_NAMESPACE;
+using namespace KERNEL_NAMESPACE::IGEMM_NAMESPACE;
 
 extern "C" void IGEMM_SYMBOL(UnrankedMemRef *a, UnrankedMemRef *b, UnrankedMemRef *c,
                              int64_t flags) {

@@ -101,13 +101,19 @@ static LogicalResult emitConv(KernelEmitter &e, NodeId node) {
               std::string inside = m.both(m.within(iy, 0, H), m.within(ix, 0, W));
               std::string group = e.op("arith.divui " + m.at(1) + ", " + m.c(Og), "index");
               std::string c = m.add(m.mul(group, Cg), m.at(4));
-              std::string v = loadMasked(e, m, x, m.at(0), c, iy, ix, inside,
-                                         e.constant(0, t), t);
-              std::string wv = e.toCompute(a[0], graph.dtype(w));
-              std::string fm = " fastmath<reassoc,contract>";
-              std::string p = e.op("arith.mulf " + v + ", " + wv + fm, t);
+              // 8-bit operands accumulate exactly in the result's i32.
+              bool fp = t[0] == 'f';
+              std::string xt = fp ? t : storageType(graph.dtype(x));
+              std::string v = e.toAccumulator(
+                  loadMasked(e, m, x, m.at(0), c, iy, ix, inside, e.constant(0, xt), xt),
+                  graph.dtype(x), t);
+              std::string wv =
+                  e.toAccumulator(e.toCompute(a[0], graph.dtype(w)), graph.dtype(w), t);
+              std::string fm = fp ? " fastmath<reassoc,contract>" : "";
+              std::string p =
+                  e.op(std::string(fp ? "arith.mulf " : "arith.muli ") + v + ", " + wv + fm, t);
               return std::vector<std::string>{
-                  e.op("arith.addf " + a[1] + ", " + p + fm, t)};
+                  e.op(std::string(fp ? "arith.addf " : "arith.addi ") + a[1] + ", " + p + fm, t)};
             });
   finishAccumulation(e, acc, y);
   return success();
@@ -373,6 +379,22 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
   return success();
 }
 
+/// A call to the library 8-bit conv2d (kernels/x86/iconv.cpp), whose i32
+/// result an emitted epilogue rescales.
+static LogicalResult emitLibraryIntegerConv(KernelEmitter &e, NodeId node) {
+  const Graph &graph = e.graph;
+  auto operands = graph.operands(node);
+  // Flags: the weights never change (kept packed), x is u8, w is u8.
+  int64_t flags = isConstant(graph, operands[1]) ? 8 : 0;
+  flags |= graph.dtype(operands[0]) == DType::U8 ? 16 : 0;
+  flags |= graph.dtype(operands[1]) == DType::U8 ? 32 : 0;
+  Window win = windowOf(graph, node);
+  callLibrary(e, node, {unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, {node, 0})},
+              {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1], win.dilations[0],
+               win.dilations[1]});
+  return success();
+}
+
 /// A call to the library max_pool2d (kernels/x86/pool.cpp).
 static LogicalResult emitLibraryMaxPool(KernelEmitter &e, NodeId node) {
   Window win = windowOf(e.graph, node);
@@ -384,7 +406,8 @@ static LogicalResult emitLibraryMaxPool(KernelEmitter &e, NodeId node) {
 
 bool codegen::emitConvWithEpilogue(KernelEmitter &e) {
   NodeId head = e.spec.nodes.front();
-  if (e.spec.librarySymbol.empty() || e.graph.kind(head) != OpKind::Conv2D)
+  if (e.spec.librarySymbol.empty() || e.graph.kind(head) != OpKind::Conv2D ||
+      e.graph.dtype({head, 0}) == DType::I32)
     return false;
   std::optional<ConvEpilogue> epilogue = matchEpilogue(e);
   if (!epilogue)
@@ -394,10 +417,12 @@ bool codegen::emitConvWithEpilogue(KernelEmitter &e) {
 }
 
 LogicalResult codegen::emitWindowed(KernelEmitter &e, NodeId node, DiagnosticEngine &) {
-  if (e.graph.kind(node) == OpKind::Conv2D)
-    return !e.spec.librarySymbol.empty() && node == e.spec.nodes.front()
-               ? emitLibraryConv(e, node, ConvEpilogue{})
-               : emitConv(e, node);
+  if (e.graph.kind(node) == OpKind::Conv2D) {
+    if (e.spec.librarySymbol.empty() || node != e.spec.nodes.front())
+      return emitConv(e, node);
+    return e.graph.dtype({node, 0}) == DType::I32 ? emitLibraryIntegerConv(e, node)
+                                                  : emitLibraryConv(e, node, ConvEpilogue{});
+  }
   bool head = node == e.spec.nodes.front();
   if (e.graph.kind(node) == OpKind::MaxPool2D && !e.spec.librarySymbol.empty() && head)
     return emitLibraryMaxPool(e, node);

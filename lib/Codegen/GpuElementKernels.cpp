@@ -167,7 +167,10 @@ std::string HeadWriter::conv(const Point &p) {
   ShapeRef ws = graph.shape(w);
   int64_t cg = ws[1].size(), kh = ws[2].size(), kw = ws[3].size();
   int64_t og = ws[0].size() / groups;
-  std::string t = computeType(graph.dtype(x));
+  // 8-bit operands accumulate exactly in the result's i32.
+  DType dt = graph.dtype(y);
+  std::string t = computeType(dt);
+  bool fp = isFloat(dt);
   std::string init = operands.size() == 3 ? read(operands[2], {p.at[1]})
                                           : e.s.constant(0, t);
   // One loop over (input channel of the group, kernel row, kernel column).
@@ -183,12 +186,14 @@ std::string HeadWriter::conv(const Point &p) {
   std::string inside = both(inRange(iy, ex[2]), inRange(ixx, ex[3]));
   std::string channel = e.ix("addi", e.ix("muli", e.ix("divui", p.at[1], e.c(og)), e.c(cg)),
                              at[0]);
-  std::string v = read(x, {p.at[0], channel, clamp(iy, ex[2]), clamp(ixx, ex[3])});
+  std::string v = e.s.toAccumulator(
+      read(x, {p.at[0], channel, clamp(iy, ex[2]), clamp(ixx, ex[3])}), graph.dtype(x), t);
   v = select(inside, v, e.s.constant(0, t), t);
-  std::string wv = read(w, {p.at[1], at[0], at[1], at[2]});
-  std::string next = e.s.op("arith.addf " + loop.carried + ", " +
-                                e.s.op("arith.mulf " + v + ", " + wv, t),
-                            t);
+  std::string wv = e.s.toAccumulator(read(w, {p.at[1], at[0], at[1], at[2]}), graph.dtype(w), t);
+  std::string next =
+      e.s.op(std::string(fp ? "arith.addf " : "arith.addi ") + loop.carried + ", " +
+                 e.s.op(std::string(fp ? "arith.mulf " : "arith.muli ") + v + ", " + wv, t),
+             t);
   e.endFor(loop, next);
   return loop.result;
 }

@@ -80,6 +80,9 @@ std::string codegen::librarySignature(const Graph &graph, NodeId head) {
   std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
   if (kind == OpKind::MatMul && graph.dtype({head, 0}) == DType::I32) // 8-bit operands.
     operands = "memref<*xi8>, memref<*xi8>, memref<*xi32>, i64";
+  else if (kind == OpKind::Conv2D && graph.dtype({head, 0}) == DType::I32) // 8-bit operands:
+    // flags, strides, top/left pads, dilations.
+    operands = "memref<*xi8>, memref<*xi8>, memref<*xi32>, i64, i64, i64, i64, i64, i64, i64";
   else if (kind == OpKind::Conv2D) // Bias, residual, flags, strides, top/left
     // pads, dilations, clamp bounds.
     operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, "

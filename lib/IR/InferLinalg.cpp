@@ -148,8 +148,13 @@ static LogicalResult readWindow(InferenceContext &ctx, Window2D &w) {
 }
 
 static LogicalResult inferConv2D(InferenceContext &ctx) {
-  if (failed(ctx.requireSameDType()) ||
-      failed(ctx.requireDType(0, isFloat, "a float type")) ||
+  // 8-bit integer image and weights, in any mix of signedness, give their
+  // exact convolution in i32 (ONNX ConvInteger without zero points).
+  bool bytes = isByteInteger(ctx.dtype(0)) && isByteInteger(ctx.dtype(1));
+  if (bytes && ctx.numOperands() == 3)
+    return ctx.operandError(2, "an 8-bit convolution takes no bias (add it to the i32 result)");
+  if ((!bytes && (failed(ctx.requireSameDType()) ||
+                  failed(ctx.requireDType(0, isFloat, "a float type or 8-bit integers")))) ||
       failed(ctx.requireRank(0, 4)) || failed(ctx.requireRank(1, 4)))
     return failure();
   ShapeRef x = ctx.shape(0), w = ctx.shape(1);
@@ -191,7 +196,7 @@ static LogicalResult inferConv2D(InferenceContext &ctx) {
   if (!wd)
     return failure();
   ctx.results.push_back(
-      {ctx.dtype(0), {x[0], w[0], Dim::fixed(*h), Dim::fixed(*wd)}});
+      {bytes ? DType::I32 : ctx.dtype(0), {x[0], w[0], Dim::fixed(*h), Dim::fixed(*wd)}});
   return success();
 }
 

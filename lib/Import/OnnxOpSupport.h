@@ -91,6 +91,14 @@ class Composer;
 /// nullopt when the inputs are not such a pair.
 std::optional<ValueRef> quantizedProduct(Importer &im, bool transB);
 
+/// Conv's convolution of inputs 0 and 1 computed in integers when both are
+/// deferred DequantizeLinears of a 2-D convolution whose result rescales to
+/// floats (a per-tensor image scale, weight scales per tensor or per output
+/// channel, weight zero points 0): the 8-bit convolution, its zero-point
+/// term, one scale, the bias (OnnxQuantize.cpp). nullopt when the inputs
+/// are not such a pair.
+std::optional<ValueRef> quantizedConv(Importer &im);
+
 /// A Transpose (`perm`, empty: reversed) of a deferred DequantizeLinear read
 /// by products alone, deferred in turn (OnnxQuantize.cpp); false when the
 /// input is not such a value.
@@ -101,8 +109,11 @@ bool deferTranspose(Importer &im, const std::vector<int64_t> &perm);
 /// pads or auto_pad, dilations, group, ceil_mode, count_include_pad):
 /// 1-D windows run as 2-D ones of height 1, 3-D ones as several 2-D ones,
 /// and pooling pads wider than half the window as an explicit pad
-/// (OnnxWindowed.cpp). Fails the composer after reporting.
-ValueRef addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands);
+/// (OnnxWindowed.cpp). A convolution's pads become an explicit pad of
+/// `convPadValue` when it is given (an 8-bit image's zero point). Fails the
+/// composer after reporting.
+ValueRef addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands,
+                     std::optional<double> convPadValue = std::nullopt);
 /// A 3-D convolution of `operands` (input, weights, optional bias; static
 /// extents) with unit strides, no padding, `dilations` and the node's
 /// `group` attribute (a transposed convolution, once its input is spread).

@@ -7,9 +7,9 @@
 // - DynamicQuantizeLinear: uint8 with the scale and zero point that map
 //   [min(x, 0), max(x, 0)] onto [0, 255];
 // - MatMulInteger / ConvInteger: the product of the zero-point-shifted
-//   operands, exact: an 8-bit matmul with the zero points' terms, and
-//   convolutions in f64 (every sum of 8-bit products is exact there; fuelc
-//   has no integer convolution yet);
+//   operands, exact: an 8-bit matmul or convolution with the zero points'
+//   terms; a convolution whose weights' zero point is not 0 runs in f64
+//   (every sum of 8-bit products is exact there);
 // - QLinearMatMul / QLinearConv: those products rescaled by
 //   scale_a * scale_b / scale_y and quantized.
 // Scales and zero points are scalars or, along `axis`, vectors.
@@ -17,7 +17,8 @@
 // A MatMul or Gemm of two DequantizeLinear outputs (the QDQ form exporters
 // write) multiplies the 8-bit values themselves: MatMul of 8-bit operands is
 // exact in i32 and has int8 kernels (kernels/x86/igemm.cpp); one float
-// scale follows. Convolutions still run as dequantized arithmetic.
+// scale follows. A Conv of two DequantizeLinear outputs convolves the 8-bit
+// values likewise (kernels/x86/iconv.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,7 +108,7 @@ bool quantizeLinear(Importer &im) {
 /// The readers a dequantization stays deferred for: products, and
 /// transposes on the way to one (PyTorch writes a linear layer's weights
 /// as DequantizeLinear, Transpose, MatMul).
-constexpr std::string_view kDeferringReaders[] = {"MatMul", "Gemm", "Transpose"};
+constexpr std::string_view kDeferringReaders[] = {"MatMul", "Gemm", "Transpose", "Conv"};
 
 /// (v - zeroPoint) in `t`, zeroPoint absent when `zeroInput` is not given.
 ValueRef shifted(Composer &k, ValueRef v, size_t zeroInput, DType t, size_t rank, unsigned axis) {
@@ -155,6 +156,16 @@ bool dynamicQuantizeLinear(Importer &im) {
       saturate(k, k.op(OpKind::Div, {k.op(OpKind::Neg, {lo}), scale}), std::nullopt, DType::U8);
   ValueRef y = saturate(k, k.op(OpKind::Div, {k.x, scale}), zeroPoint, DType::U8);
   return k.finish(y, 0) && k.finish(scale, 1) && k.finish(zeroPoint, 2);
+}
+
+/// The bytes of constant `v` when they hold its `elements` values of
+/// `bytesEach` bytes; nullopt when `v` is not such a constant.
+std::optional<std::string_view> constantBytes(const Graph &g, ValueRef v, int64_t elements,
+                                              size_t bytesEach) {
+  const ConstantData *data = g.constantData(v.node);
+  if (!data || data->bytes().size() != static_cast<size_t>(elements) * bytesEach)
+    return std::nullopt;
+  return data->bytes();
 }
 
 /// Whether `v` is a constant of zeros (a zero point that shifts nothing).
@@ -248,13 +259,63 @@ ValueRef integerProduct(Composer &k, size_t a, size_t b, size_t aZero, size_t bZ
   return integerProduct(k, im.input(a), im.input(b), optional(aZero), optional(bZero), false);
 }
 
-/// The convolution of (x - x_zero) by (w - w_zero) in f64 (w's zero point
-/// per output channel), with the node's window attributes.
+/// The one value of `v` when it is an 8-bit constant of one element.
+std::optional<int64_t> constantByte(const Graph &g, ValueRef v) {
+  const ConstantData *data = g.constantData(v.node);
+  DType t = g.dtype(v);
+  if (!data || data->bytes().size() != 1 || (t != DType::U8 && t != DType::I8))
+    return std::nullopt;
+  auto byte = static_cast<uint8_t>(data->bytes()[0]);
+  return t == DType::I8 ? int64_t(int8_t(byte)) : int64_t(byte);
+}
+
+/// conv(x - xZero, w) in i32, exact, for 8-bit x and w, with the node's
+/// window: the bytes' own convolution, which the int8 kernels compute, less
+/// xZero * sum(w[o]) per output channel. The image is padded with xZero
+/// first, so that a window reading padding reads shifted zeros. nullopt
+/// when xZero is given and not a constant of one value or, when it is not
+/// 0, w is not a constant.
+std::optional<ValueRef> integerConvolution(Composer &k, ValueRef x, ValueRef w,
+                                           std::optional<ValueRef> xZero) {
+  const Graph &g = k.im.graph;
+  std::optional<int64_t> shift = xZero ? constantByte(g, *xZero) : 0;
+  if (!shift)
+    return std::nullopt;
+  ShapeRef ws = g.shape(w);
+  int64_t outputs = ws[0].size(), taps = ws[1].size() * ws[2].size() * ws[3].size();
+  std::optional<std::string_view> bytes;
+  if (*shift != 0 && !(bytes = constantBytes(g, w, outputs * taps, 1)))
+    return std::nullopt;
+  ValueRef y = addWindowed(k, OpKind::Conv2D, {x, w}, *shift);
+  if (*shift == 0)
+    return y;
+  bool isSigned = g.dtype(w) == DType::I8;
+  std::vector<int64_t> term(outputs, 0);
+  for (int64_t o = 0; o < outputs; ++o) {
+    for (int64_t t = 0; t < taps; ++t) {
+      auto byte = static_cast<uint8_t>((*bytes)[o * taps + t]);
+      term[o] += isSigned ? int64_t(int8_t(byte)) : int64_t(byte);
+    }
+    term[o] *= *shift;
+  }
+  return k.op(OpKind::Sub, {y, k.constant(intTensor(term, {outputs, 1, 1}, DType::I32))});
+}
+
+/// The convolution of (x - x_zero) by (w - w_zero) with the node's window
+/// attributes: in i32 when integerConvolution can (w's zero point absent or
+/// 0), else in f64 (w's zero point per output channel), cast to i32.
 ValueRef integerConv(Composer &k, size_t x, size_t w, size_t xZero, size_t wZero) {
   Importer &im = k.im;
+  if (!im.hasInput(wZero) || isZeroConstant(im.graph, im.input(wZero))) {
+    std::optional<ValueRef> zero;
+    if (im.hasInput(xZero))
+      zero = im.input(xZero);
+    if (std::optional<ValueRef> y = integerConvolution(k, im.input(x), im.input(w), zero))
+      return *y;
+  }
   ValueRef input = shifted(k, im.input(x), xZero, DType::F64, 4, 1);
   ValueRef weight = shifted(k, im.input(w), wZero, DType::F64, 4, 0);
-  return addWindowed(k, OpKind::Conv2D, {input, weight});
+  return k.cast(addWindowed(k, OpKind::Conv2D, {input, weight}), DType::I32);
 }
 
 bool integerInputs(Importer &im, std::initializer_list<size_t> inputs) {
@@ -280,7 +341,7 @@ bool convInteger(Importer &im) {
   Composer k(im);
   if (!integerInputs(im, {0, 1}) || !planarConv(im, 0, 1))
     return false;
-  return k.finish(k.cast(integerConv(k, 0, 1, 2, 3), DType::I32));
+  return k.finish(integerConv(k, 0, 1, 2, 3));
 }
 
 /// `product` (integers, in any type) * scale_a * scale_b / scale_y,
@@ -316,21 +377,9 @@ bool qlinearConv(Importer &im) { // x, x_scale, x_zero, w, w_scale, w_zero,
   if (!integerInputs(im, {0, 3}) || !planarConv(im, 0, 3))
     return false;
   ValueRef product = integerConv(k, 0, 3, 2, 5);
-  if (im.hasInput(8)) { // int32 bias in units of x_scale * w_scale.
-    ValueRef bias = alongAxis(k, k.cast(im.input(8), DType::F64), 4, 1);
-    product = k.op(OpKind::Add, {product, bias});
-  }
+  if (im.hasInput(8)) // int32 bias in units of x_scale * w_scale.
+    product = k.op(OpKind::Add, {product, alongAxis(k, im.input(8), 4, 1)});
   return requantize(k, product, 1, 4, 6, 7, 1);
-}
-
-/// The bytes of constant `v` when they hold its `elements` values of
-/// `bytesEach` bytes; nullopt when `v` is not such a constant.
-std::optional<std::string_view> constantBytes(const Graph &g, ValueRef v, int64_t elements,
-                                              size_t bytesEach) {
-  const ConstantData *data = g.constantData(v.node);
-  if (!data || data->bytes().size() != static_cast<size_t>(elements) * bytesEach)
-    return std::nullopt;
-  return data->bytes();
 }
 
 /// DequantizeLinear of constants (a layer's weights) computed at import,
@@ -426,6 +475,27 @@ std::optional<ValueRef> onnximport::quantizedProduct(Importer &im, bool transB) 
       integerProduct(k, a->quantized, b->quantized, a->zeroPoint, b->zeroPoint, transB);
   ValueRef scale = k.op(OpKind::Mul, {a->scale, b->scale});
   return k.op(OpKind::Mul, {k.cast(product, g.dtype(a->scale)), scale});
+}
+
+std::optional<ValueRef> onnximport::quantizedConv(Importer &im) {
+  const Dequantized *x = im.dequantizedInput(0), *w = im.dequantizedInput(1);
+  if (!x || !w)
+    return std::nullopt;
+  const Graph &g = im.graph;
+  bool perChannelWeights = g.shape(w->scale).size() == 1 && w->axis == 0;
+  if (g.shape(x->quantized).size() != 4 || g.shape(w->quantized).size() != 4 ||
+      !g.shape(x->scale).empty() || (!g.shape(w->scale).empty() && !perChannelWeights) ||
+      (w->zeroPoint && !isZeroConstant(g, *w->zeroPoint)))
+    return std::nullopt;
+  Composer k(im, x->quantized, ".int");
+  std::optional<ValueRef> product = integerConvolution(k, x->quantized, w->quantized, x->zeroPoint);
+  if (!product)
+    return std::nullopt;
+  ValueRef scale = k.op(OpKind::Mul, {x->scale, alongAxis(k, w->scale, 4, 1)});
+  ValueRef y = k.op(OpKind::Mul, {k.cast(*product, g.dtype(x->scale)), scale});
+  if (im.hasInput(2))
+    y = k.op(OpKind::Add, {y, alongAxis(k, im.input(2), 4, 1)});
+  return y;
 }
 
 void onnximport::addQuantizeHandlers(HandlerTable &table) {

@@ -131,9 +131,16 @@ ValueRef padded(Composer &k, ValueRef x, const Window &w, double value) {
 
 namespace {
 /// The IR's 2-D op over rank-4 operands with window `w`; pooling pads wider
-/// than half the window become an explicit pad.
-ValueRef windowed2D(Composer &k, OpKind kind, std::vector<ValueRef> operands, Window w) {
+/// than half the window become an explicit pad, as do a convolution's pads
+/// with `convPadValue`.
+ValueRef windowed2D(Composer &k, OpKind kind, std::vector<ValueRef> operands, Window w,
+                    std::optional<double> convPadValue) {
   Importer &im = k.im;
+  if (kind == OpKind::Conv2D && convPadValue && w.kernel.size() == 2 &&
+      std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; })) {
+    operands[0] = padded(k, operands[0], w, *convPadValue);
+    w.pads.clear();
+  }
   bool ceilMode = im.attrInt("ceil_mode", 0) != 0;
   bool countPad = im.attrInt("count_include_pad", 0) != 0;
   std::optional<KnownTensor> share;
@@ -214,13 +221,13 @@ ValueRef pool3D(Composer &k, OpKind kind, ValueRef input, const Window &w) {
   Window depth{twoAxes(w.kernel, 0, true, 1), twoAxes(w.strides, 0, true, 1), pads(0, true),
                twoAxes(w.dilations, 0, true, 1)};
   ValueRef y = k.reshape(input, {n, Dim::fixed(c * d), Dim::fixed(h), Dim::fixed(wd)});
-  y = windowed2D(k, kind, {y}, planes);
+  y = windowed2D(k, kind, {y}, planes, std::nullopt);
   if (k.failed())
     return input;
   ShapeRef pooled = k.im.graph.shape(y);
   Dim oh = pooled[2], ow = pooled[3];
   y = k.reshape(y, {n, Dim::fixed(c), Dim::fixed(d), Dim::fixed(oh.size() * ow.size())});
-  y = windowed2D(k, kind, {y}, depth);
+  y = windowed2D(k, kind, {y}, depth, std::nullopt);
   if (k.failed())
     return input;
   Dim od = k.im.graph.shape(y)[2];
@@ -282,7 +289,7 @@ ValueRef conv3D(Composer &k, std::vector<ValueRef> operands, const Window &w) {
     std::vector<ValueRef> tapOperands{folded, tapWeights};
     if (t == 0 && operands.size() > 2)
       tapOperands.push_back(operands[2]);
-    ValueRef y = windowed2D(k, OpKind::Conv2D, tapOperands, planes);
+    ValueRef y = windowed2D(k, OpKind::Conv2D, tapOperands, planes, std::nullopt);
     if (k.failed())
       return operands[0];
     sum = t == 0 ? y : k.op(OpKind::Add, {sum, y});
@@ -302,7 +309,8 @@ ValueRef onnximport::convolve3D(Composer &k, std::vector<ValueRef> operands,
   return conv3D(k, std::move(operands), Window{kernel, {}, {}, std::move(dilations)});
 }
 
-ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands) {
+ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef> operands,
+                                 std::optional<double> convPadValue) {
   Importer &im = k.im;
   ValueRef input = operands[0];
   auto fail = [&](const std::string &why) {
@@ -325,7 +333,7 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
   if (rank == 5)
     return pool ? pool3D(k, kind, input, *read) : conv3D(k, operands, *read);
   if (rank == 4)
-    return windowed2D(k, kind, operands, *read);
+    return windowed2D(k, kind, operands, *read, convPadValue);
   // A 1-D window over [N, C, 1, L].
   auto unsqueezeHeight = [&](ValueRef v, OpKind op) {
     return k.op(op, {v}, [](Graph &g) { g.addIntsAttr(AttrName::Axes, std::vector<int64_t>{2}); });
@@ -333,7 +341,8 @@ ValueRef onnximport::addWindowed(Composer &k, OpKind kind, std::vector<ValueRef>
   operands[0] = unsqueezeHeight(operands[0], OpKind::Unsqueeze);
   if (kind == OpKind::Conv2D)
     operands[1] = unsqueezeHeight(operands[1], OpKind::Unsqueeze);
-  return unsqueezeHeight(windowed2D(k, kind, operands, heightOne(*read)), OpKind::Squeeze);
+  return unsqueezeHeight(windowed2D(k, kind, operands, heightOne(*read), convPadValue),
+                         OpKind::Squeeze);
 }
 
 namespace {
@@ -426,7 +435,14 @@ bool globalPool(Importer &im, OpKind kind) {
 
 void onnximport::addWindowedHandlers(HandlerTable &table) {
   table.insert({
-      {"Conv", [](Importer &im) { return windowed(im, OpKind::Conv2D); }},
+      {"Conv",
+       [](Importer &im) {
+         if (std::optional<ValueRef> y = quantizedConv(im)) {
+           im.bind(0, *y);
+           return true;
+         }
+         return windowed(im, OpKind::Conv2D);
+       }},
       {"MaxPool", [](Importer &im) { return windowed(im, OpKind::MaxPool2D); }},
       {"AveragePool", [](Importer &im) { return windowed(im, OpKind::AvgPool2D); }},
       {"GlobalAveragePool", [](Importer &im) { return globalPool(im, OpKind::ReduceMean); }},

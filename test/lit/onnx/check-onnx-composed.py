@@ -401,6 +401,20 @@ case("QDQ_Conv_per_channel_weights",
           cbias[None, :, None, None])],
      initializers=[("xs", np.array(xs)), ("xz", np.array(xz)), ("w", cw), ("ws", cws),
                    ("wz", cwz), ("c", cbias)], tolerance=(1e-5, 1e-5))
+# Symmetric weights (zero points 0), as PyTorch quantizes them: the
+# convolution runs on the 8-bit values (the image padded with its zero
+# point, asymmetrically here), against the same exact convolution.
+sexact = tf.conv2d(tf.pad(torch.from_numpy(cxq.astype(np.float64)), (0, 1, 1, 2)),
+                   torch.from_numpy(cw.astype(np.float64))).numpy()
+case("QDQ_Conv_symmetric_weights_in_int8",
+     quantized_in + [n("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=0),
+                     n("Conv", ["af", "wf", "c"], ["cv"], pads=[1, 0, 2, 1]),
+                     n("Relu", ["cv"], ["y0"])],
+     [("a", cx, None)],
+     [f32(np.maximum(sexact * (np.float64(xs) * cws[None, :, None, None].astype(np.float64)) +
+                     cbias[None, :, None, None], 0))],
+     initializers=[("xs", np.array(xs)), ("xz", np.array(xz)), ("w", cw), ("ws", cws),
+                   ("wz", np.zeros(5, np.int8)), ("c", cbias)], tolerance=(1e-5, 1e-5))
 # MatMulInteger with a zero point per row of a and per column of b.
 ia = np.random.default_rng(9).integers(0, 256, (6, 40)).astype(np.uint8)
 ib = np.random.default_rng(10).integers(-128, 128, (40, 9)).astype(np.int8)

@@ -298,6 +298,39 @@ def int8_cases(variant, target, feature):
     check(f"int8_matmul_batched{suffix}", [("x", rand((3, 5, 20), np.int8, -128, 127)),
                                             ("w", rand((1, 20, 18), np.uint8, 0, 255))],
           [node("y", "matmul", ["x", "w"])], ["y"], **kw)
+    # 8-bit convolutions (kernels/x86/iconv.cpp: taps of a channels-last
+    # image through the int8 GEMM): channel counts off the 16-byte copies,
+    # padding, strides, dilations, groups, depthwise, batches, pixels over
+    # one block, taps over one packed block, a 1x1 layer read in place,
+    # weights that are inputs, and a fused float epilogue.
+    u8_image = lambda shape: rand(shape, np.uint8, 0, 255)  # noqa: E731
+    i8_filter = lambda shape: rand(shape, np.int8, -128, 127)  # noqa: E731
+    check(f"int8_conv_padded{suffix}", [("x", u8_image((2, 19, 9, 11)))],
+          [node("y", "conv2d", ["x", "w"], pads=[1, 1, 1, 1])], ["y"],
+          constants=[("w", i8_filter((7, 19, 3, 3)))], **kw)
+    check(f"int8_conv_strided_grouped{suffix}", [("x", rand((1, 6, 13, 12), np.int8, -128, 127))],
+          [node("y", "conv2d", ["x", "w"], strides=[2, 3], dilations=[2, 1], pads=[2, 0, 1, 1],
+                groups=2)], ["y"], constants=[("w", rand((4, 3, 3, 2), np.uint8, 0, 255))], **kw)
+    check(f"int8_conv_depthwise{suffix}", [("x", u8_image((1, 8, 10, 10)))],
+          [node("y", "conv2d", ["x", "w"], pads=[1, 1, 1, 1], groups=8)], ["y"],
+          constants=[("w", i8_filter((8, 1, 3, 3)))], **kw)
+    check(f"int8_conv_pointwise{suffix}", [("x", u8_image((2, 37, 6, 7)))],
+          [node("y", "conv2d", ["x", "w"])], ["y"],
+          constants=[("w", i8_filter((35, 37, 1, 1)))], **kw)
+    check(f"int8_conv_many_pixels{suffix}", [("x", u8_image((1, 3, 80, 80)))],
+          [node("y", "conv2d", ["x", "w"], pads=[1, 1, 1, 1])], ["y"],
+          constants=[("w", i8_filter((5, 3, 3, 3)))], **kw)
+    check(f"int8_conv_long_taps{suffix}", [("x", u8_image((1, 250, 4, 5)))],
+          [node("y", "conv2d", ["x", "w"], pads=[1, 1, 1, 1])], ["y"],
+          constants=[("w", i8_filter((3, 250, 3, 3)))], **kw)
+    check(f"int8_conv_weights_input{suffix}", [("x", rand((1, 5, 7, 7), np.int8, -128, 127)),
+                                                ("w", rand((6, 5, 3, 3), np.uint8, 0, 255))],
+          [node("y", "conv2d", ["x", "w"])], ["y"], **kw)
+    check(f"int8_conv_float_epilogue{suffix}", [("x", u8_image((1, 16, 8, 8)))],
+          [node("c", "conv2d", ["x", "w"], pads=[1, 1, 1, 1]), node("f", "cast", ["c"], to="f32"),
+           node("s", "mul", ["f", "scale"]), node("y", "relu", ["s"])], ["y"],
+          constants=[("w", i8_filter((24, 16, 3, 3))),
+                     ("scale", np.array([1e-4], np.float32))], **kw)
 
 
 if TARGET == "host":

@@ -21,6 +21,9 @@ const std::string kInputs = R"([
   {"name": "flag", "dtype": "bool", "shape": ["B", 1]},
   {"name": "img", "dtype": "f32", "shape": ["B", 3, 8, 8]},
   {"name": "k", "dtype": "f32", "shape": [6, 3, 3, 3]},
+  {"name": "qimg", "dtype": "u8", "shape": ["B", 3, 8, 8]},
+  {"name": "qk", "dtype": "i8", "shape": [6, 3, 3, 3]},
+  {"name": "qb", "dtype": "i32", "shape": [6]},
   {"name": "seq", "dtype": "f32", "shape": ["B", "T", 16]}
 ])";
 
@@ -144,6 +147,15 @@ TEST_CASE("conv2d and pooling", "[infer]") {
         "extent 8 on spatial axis 0");
   CHECK(op("conv2d", R"(["x", "k"])") ==
         "error: conv2d: operand 0 must have rank 4, got [B, 4]");
+  // 8-bit image and weights, in any mix, give their exact convolution in
+  // i32, without a bias; another dtype beside one is an error.
+  CHECK(op("conv2d", R"(["qimg", "qk"])", R"({"pads": [1, 1, 1, 1]})") == "i32[B, 6, 8, 8]");
+  CHECK(op("conv2d", R"(["qimg", "qk", "qb"])") ==
+        "error: conv2d: an 8-bit convolution takes no bias (add it to the i32 result)");
+  CHECK(op("conv2d", R"(["img", "qk"])") ==
+        "error: conv2d: dtype mismatch: operand 1 is i8, operand 0 is f32");
+  CHECK(op("conv2d", R"(["i", "i"])") ==
+        "error: conv2d: operand 0 must be a float type or 8-bit integers, got i32");
   CHECK(op("max_pool2d", R"(["img"])", R"({"kernel": [2, 2], "strides": [2, 2]})") ==
         "f32[B, 3, 4, 4]");
   CHECK(op("avg_pool2d", R"(["img"])",
