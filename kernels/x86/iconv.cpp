@@ -27,6 +27,8 @@
 
 #include "igemm.h"
 
+#include <immintrin.h>
+
 #include <cstring>
 
 #if !defined(ICONV_SYMBOL) || !defined(ICONV_RELEASE)
@@ -63,13 +65,24 @@ void toChannelsLast(const Layer &s, const View &x, const uint8_t *image, uint8_t
   // Locals: the compiler reloads fields after every byte stored, which may
   // alias them.
   const int64_t channels = s.Cg, width = s.W, sc = x.stride(1), sy = x.stride(2), sx = x.stride(3);
-  for (int64_t h = 0; h < s.H; ++h)
-    for (int64_t c = 0; c < channels; ++c) {
-      const uint8_t *row = image + c * sc + h * sy;
-      uint8_t *to = out + h * width * channels + c;
-      for (int64_t w = 0; w < width; ++w)
-        to[w * channels] = row[w * sx];
+  for (int64_t h = 0; h < s.H; ++h) {
+    uint8_t *pixels = out + h * width * channels;
+    int64_t c = 0;
+    // Four channels at a time, one 32-bit store per pixel.
+    for (; c + 4 <= channels; c += 4) {
+      const uint8_t *r0 = image + c * sc + h * sy, *r1 = r0 + sc, *r2 = r1 + sc, *r3 = r2 + sc;
+      for (int64_t w = 0; w < width; ++w) {
+        uint32_t word = r0[w * sx] | uint32_t(r1[w * sx]) << 8 | uint32_t(r2[w * sx]) << 16 |
+                        uint32_t(r3[w * sx]) << 24;
+        std::memcpy(pixels + w * channels + c, &word, sizeof word);
+      }
     }
+    for (; c < channels; ++c) {
+      const uint8_t *row = image + c * sc + h * sy;
+      for (int64_t w = 0; w < width; ++w)
+        pixels[w * channels + c] = row[w * sx];
+    }
+  }
 }
 
 /// Copies `n` bytes: a pixel's channels, too few for a call to memcpy to
@@ -86,15 +99,31 @@ inline void copyBytes(uint8_t *to, const uint8_t *from, int64_t n) {
 /// Rows [q0, q0 + n) of A from the channels-last image `pixels`.
 void buildTaps(const Layer &s, const uint8_t *pixels, int64_t q0, int64_t n, uint8_t *out) {
   const Layer l = s; // Not reloaded after each byte stored.
+  // A window row inside the image is KW adjacent pixels with unit dilation:
+  // one copy.
+  const int64_t rowBytes = l.KW * l.Cg;
   for (int64_t q = q0, oh = q0 / l.OW, ow = q0 % l.OW; q < q0 + n; ++q) {
+    int64_t iw0 = ow * l.sw - l.padLeft, iwLast = iw0 + (l.KW - 1) * l.dw;
+    bool rowInside = iw0 >= 0 && iwLast < l.W && l.dw == 1;
     for (int64_t i = 0; i < l.KH; ++i) {
       int64_t ih = oh * l.sh - l.padTop + i * l.dh;
+      if (ih < 0 || ih >= l.H) {
+        std::memset(out, 0, rowBytes);
+        out += rowBytes;
+        continue;
+      }
+      const uint8_t *row = pixels + ih * l.W * l.Cg;
+      if (rowInside) {
+        copyBytes(out, row + iw0 * l.Cg, rowBytes);
+        out += rowBytes;
+        continue;
+      }
       for (int64_t j = 0; j < l.KW; ++j, out += l.Cg) {
-        int64_t iw = ow * l.sw - l.padLeft + j * l.dw;
-        if (ih < 0 || ih >= l.H || iw < 0 || iw >= l.W)
+        int64_t iw = iw0 + j * l.dw;
+        if (iw < 0 || iw >= l.W)
           std::memset(out, 0, l.Cg);
         else
-          copyBytes(out, pixels + (ih * l.W + iw) * l.Cg, l.Cg);
+          copyBytes(out, row + iw * l.Cg, l.Cg);
       }
     }
     if (++ow == l.OW)
@@ -146,26 +175,53 @@ const uint8_t *weightsInTapOrder(const Layer &s, const View &w, bool constant) {
   return reinterpret_cast<const uint8_t *>(cachedPanels(key, floats, reorderWeights, &context));
 }
 
+/// Stores the transpose of the 8 x 8 tile at `from` (row stride `ldf`) at
+/// `to` (row stride `ldt`).
+inline void transpose8x8(const int32_t *from, int64_t ldf, int32_t *to, int64_t ldt) {
+  __m256i r[8], t[8];
+  for (int i = 0; i < 8; ++i)
+    r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(from + i * ldf));
+  for (int i = 0; i < 8; i += 2) { // Pairs of rows, interleaved by 32 bits.
+    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) { // Then by 64 bits.
+    r[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) { // Then the 128-bit halves.
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(to + i * ldt),
+                        _mm256_permute2x128_si256(r[i], r[i + 4], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(to + (i + 4) * ldt),
+                        _mm256_permute2x128_si256(r[i], r[i + 4], 0x31));
+  }
+}
+
 /// y[o, q] = block[(q - q0) * Og + o] for the block's pixels [q0, q0 + n);
 /// `offsets` has room for n of y's offsets.
 void copyOut(const Layer &s, const int32_t *block, int64_t q0, int64_t n, const View &y,
              int32_t *out, int64_t *offsets) {
+  const int64_t channels = s.Og, ldy = y.stride(1);
+  int64_t i0 = 0, o0 = channels;
+  if (y.stride(3) == 1 && y.stride(2) == s.OW) { // Pixels contiguous: 8 x 8 tiles.
+    i0 = n / 8 * 8;
+    o0 = channels / 8 * 8;
+    for (int64_t i = 0; i < i0; i += 8)
+      for (int64_t o = 0; o < o0; o += 8)
+        transpose8x8(block + i * channels + o, channels, out + o * ldy + q0 + i, ldy);
+  }
+  // The rest, element by element: pixels [0, i0) of channels [o0, Og), and
+  // every channel of pixels [i0, n).
   for (int64_t q = q0, oh = q0 / s.OW, ow = q0 % s.OW; q < q0 + n; ++q) {
     offsets[q - q0] = oh * y.stride(2) + ow * y.stride(3);
     if (++ow == s.OW)
       ow = 0, ++oh;
   }
-  // Eight channels at a time: the block's rows are read a cache line each.
-  constexpr int64_t kChannels = 8;
-  for (int64_t o0 = 0; o0 < s.Og; o0 += kChannels) {
-    int64_t channels = s.Og - o0 < kChannels ? s.Og - o0 : kChannels;
-    for (int64_t i = 0; i < n; ++i) {
-      const int32_t *from = block + i * s.Og + o0;
-      int32_t *to = out + o0 * y.stride(1) + offsets[i];
-      for (int64_t o = 0; o < channels; ++o)
-        to[o * y.stride(1)] = from[o];
-    }
-  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = i < i0 ? o0 : 0; o < channels; ++o)
+      out[o * ldy + offsets[i]] = block[i * channels + o];
 }
 } // namespace
 
