@@ -25,7 +25,7 @@ def save(name, nodes, opset=13, inits=(), outputs=("y",), inputs=(X,), domains=(
 
 n = helper.make_node
 # Three independent problems, and readers of their outputs (not reported).
-save("unsupported", [n("NonZero", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
+save("unsupported", [n("Bernoulli", ["x"], ["e"]), n("Relu", ["e"], ["e2"]),
                      n("Add", ["shape", "shape"], ["s2"]), n("Reshape", ["x", "s2"], ["r"]),
                      n("Dropout", ["x", "", "training"], ["m"]),
                      n("Add", ["e2", "m"], ["y"])], outputs=("y", "r"), inputs=(X, S),
@@ -102,7 +102,9 @@ save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
 # constant, a sequence length past the sequence, an unpooling index past
 # the output, a 3-D grid, an unknown mode, a 5x5 determinant, a DFT along
 # the parts axis, frames longer than the signal, inverted Mel edges, Mel
-# edges past 2^53 DFT bins, a 3-D pooling over symbolic extents.
+# edges past 2^53 DFT bins, a 3-D pooling over symbolic extents, the
+# non-zero elements of zeros, the unique values of a run-time input, boxes
+# of three coordinates.
 i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
 f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
 save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
@@ -115,14 +117,19 @@ save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
                     n("STFT", ["sig", "one", "", "n64"], ["st"]),
                     n("MelWeightMatrix", ["n64", "n64", "n64", "hi", "lo"], ["mw"]),
                     n("MelWeightMatrix", ["n64", "n64", "n64", "lo", "far"], ["mwfar"]),
-                    n("MaxPool", ["vol"], ["p3"], kernel_shape=[2, 2, 2])],
+                    n("MaxPool", ["vol"], ["p3"], kernel_shape=[2, 2, 2]),
+                    n("NonZero", ["zeros"], ["nz"]), n("Unique", ["x"], ["uq"]),
+                    n("NonMaxSuppression", ["box3", "sc3"], ["nms"])],
      inputs=(X, helper.make_tensor_value_info("cond", TensorProto.BOOL, [2]),
              helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 1, "D", 4, 4])),
      inits=[i64("lens", [9, 1]), i64("uidx", np.full((1, 2, 4, 4), 999)),
             f32("grid3", np.zeros((1, 2, 2, 3))), f32("grid2", np.zeros((1, 2, 2, 2))),
             f32("m5", np.eye(5)), f32("sig", np.zeros((1, 16, 1))), i64("one", 1),
-            i64("n64", 64), f32("hi", 100), f32("lo", 10), f32("far", 1e30)],
-     outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "mwfar", "p3"), opset=18)
+            i64("n64", 64), f32("hi", 100), f32("lo", 10), f32("far", 1e30),
+            f32("zeros", np.zeros((2, 3))), f32("box3", np.zeros((1, 2, 3))),
+            f32("sc3", np.zeros((1, 1, 2)))],
+     outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "mwfar", "p3", "nz", "uq", "nms"),
+     opset=18)
 # Control flow fuelc cannot resolve at import, each reported in one run: an
 # If on a run-time condition, a Loop whose body computes its condition from
 # run-time data, a Loop with neither trip count nor condition, a Loop past
