@@ -215,8 +215,8 @@ bool melWeightMatrix(Importer &im) {
     if (center == left)
       set(center, i, 1);
     // Only bins of the spectrum are set, however far the edges reach.
-    for (int64_t j = std::max<int64_t>(left, 0); center > left && j <= std::min(center, spectrum);
-         ++j)
+    for (int64_t j = std::max<int64_t>(left, 0);
+         center > left && j <= std::min(center, spectrum - 1); ++j)
       set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
     for (int64_t j = std::max<int64_t>(center, 0); j < std::min(right, spectrum); ++j)
       set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));

@@ -61,30 +61,28 @@ save("qdq_linear", [n("QuantizeLinear", ["x", "s", "z"], ["q"]),
      [const("s", np.float32(0.05)), const("z", np.uint8(128)),
       const("wq", rng.integers(-128, 127, (5, 4), dtype=np.int8)),
       const("ws", rng.uniform(0.01, 0.02, 5).astype(np.float32))])
+
+
+def save_qdq_conv(name, weight_zero_points):
+    save(name, [n("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                n("DequantizeLinear", ["q", "s", "z"], ["xf"]),
+                n("DequantizeLinear", ["wq", "ws", "wz"], ["wf"], axis=0),
+                n("Conv", ["xf", "wf", "b"], ["y"], pads=[1, 1, 1, 1])],
+         [("x", F, [1, 2, 5, 5])], [("y", F, None)],
+         [const("s", np.float32(0.05)), const("z", np.uint8(128)),
+          const("wq", rng.integers(-128, 127, (3, 2, 3, 3), dtype=np.int8)),
+          const("ws", rng.uniform(0.01, 0.02, 3).astype(np.float32)),
+          const("wz", np.array(weight_zero_points, np.int8)), const("b", weights(3))])
+
+
 # A QDQ convolution whose weights' zero points are not 0 runs in floats: the
 # weights' DequantizeLinear (per output channel) is computed at import, so
 # the plan holds f32 weights and no per-run dequantization of them.
-save("qdq_conv", [n("QuantizeLinear", ["x", "s", "z"], ["q"]),
-                  n("DequantizeLinear", ["q", "s", "z"], ["xf"]),
-                  n("DequantizeLinear", ["wq", "ws", "wz"], ["wf"], axis=0),
-                  n("Conv", ["xf", "wf", "b"], ["y"], pads=[1, 1, 1, 1])],
-     [("x", F, [1, 2, 5, 5])], [("y", F, None)],
-     [const("s", np.float32(0.05)), const("z", np.uint8(128)),
-      const("wq", rng.integers(-128, 127, (3, 2, 3, 3), dtype=np.int8)),
-      const("ws", rng.uniform(0.01, 0.02, 3).astype(np.float32)),
-      const("wz", np.array([0, 3, -2], np.int8)), const("b", weights(3))])
+save_qdq_conv("qdq_conv", [0, 3, -2])
 # With symmetric weights (zero point 0) it convolves the 8-bit values: the
 # image padded with its zero point, an 8-bit conv2d, the zero point's term,
 # one scale per output channel.
-save("qdq_conv_int8", [n("QuantizeLinear", ["x", "s", "z"], ["q"]),
-                       n("DequantizeLinear", ["q", "s", "z"], ["xf"]),
-                       n("DequantizeLinear", ["wq", "ws", "wz"], ["wf"], axis=0),
-                       n("Conv", ["xf", "wf", "b"], ["y"], pads=[1, 1, 1, 1])],
-     [("x", F, [1, 2, 5, 5])], [("y", F, None)],
-     [const("s", np.float32(0.05)), const("z", np.uint8(128)),
-      const("wq", rng.integers(-128, 127, (3, 2, 3, 3), dtype=np.int8)),
-      const("ws", rng.uniform(0.01, 0.02, 3).astype(np.float32)),
-      const("wz", np.zeros(3, np.int8)), const("b", weights(3))])
+save_qdq_conv("qdq_conv_int8", [0, 0, 0])
 save("conv_integer", [n("ConvInteger", ["x", "w", "xz"], ["y"], pads=[1, 1, 1, 1])],
      [("x", TensorProto.UINT8, [1, 2, 5, 5])], [("y", TensorProto.INT32, None)],
      [const("w", rng.integers(0, 255, (3, 2, 3, 3), dtype=np.uint8)), const("xz", np.uint8(3))],

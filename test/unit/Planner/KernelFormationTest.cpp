@@ -15,6 +15,29 @@
 
 using namespace fuel;
 
+namespace {
+/// The graph of `text`, its plan for the host and that plan's kernels.
+struct PlannedKernels {
+  std::optional<Graph> graph;
+  ExecutionPlan plan;
+  std::vector<KernelSpec> kernels;
+};
+
+PlannedKernels planKernels(const std::string &text) {
+  PlannedKernels p;
+  DiagnosticEngine diag;
+  std::unique_ptr<SourceLocator> locator;
+  p.graph = parseGraphJson(text, "g.json", {}, diag, &locator);
+  REQUIRE(p.graph);
+  std::optional<Machine> host = loadMachine("host", diag);
+  REQUIRE(host);
+  CapsuleRegistry registry = builtinCapsules();
+  REQUIRE(succeeded(planGraph(*p.graph, *host, registry, {}, diag, *locator, p.plan)));
+  p.kernels = formKernels(*p.graph, p.plan);
+  return p;
+}
+} // namespace
+
 TEST_CASE("a fused group is one kernel over what it reads and writes", "[kernels]") {
   const char *text = R"({"format": "fuel.graph", "version": 1, "name": "g",
     "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 3]}],
@@ -23,16 +46,9 @@ TEST_CASE("a fused group is one kernel over what it reads and writes", "[kernels
               {"id": "g", "op": "gelu", "inputs": ["l"]},
               {"id": "s", "op": "softmax", "inputs": ["g"]}],
     "outputs": ["s", "g"]})";
-  DiagnosticEngine diag;
-  std::unique_ptr<SourceLocator> locator;
-  std::optional<Graph> g = parseGraphJson(text, "g.json", {}, diag, &locator);
-  REQUIRE(g);
-  std::optional<Machine> host = loadMachine("host", diag);
-  REQUIRE(host);
-  CapsuleRegistry registry = builtinCapsules();
-  ExecutionPlan plan;
-  REQUIRE(succeeded(planGraph(*g, *host, registry, {}, diag, *locator, plan)));
-  std::vector<KernelSpec> kernels = formKernels(*g, plan);
+  PlannedKernels planned = planKernels(text);
+  const std::optional<Graph> &g = planned.graph;
+  const std::vector<KernelSpec> &kernels = planned.kernels;
   REQUIRE(kernels.size() == 2);
   auto name = [&](ValueRef v) { return std::string(g->name(v.node)); };
   // linear+gelu: reads x and w, writes g (read by softmax and the host).
@@ -55,9 +71,9 @@ TEST_CASE("a fused group is one kernel over what it reads and writes", "[kernels
   CHECK(name(softmax.args[0].value) == "g");
   CHECK(name(softmax.args[1].value) == "s");
   // The same as the planner's own kernels: formation is a function of the plan.
-  REQUIRE(plan.kernels.size() == kernels.size());
+  REQUIRE(planned.plan.kernels.size() == kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k)
-    CHECK(plan.kernels[k].nodes == kernels[k].nodes);
+    CHECK(planned.plan.kernels[k].nodes == kernels[k].nodes);
 }
 
 TEST_CASE("a convolution of one image splits its channels, a narrow pointwise one its rows",
@@ -89,16 +105,7 @@ TEST_CASE("a convolution of one image splits its channels, a narrow pointwise on
                        std::to_string(pad) + ", " + std::to_string(pad) + R"(]}},
                 {"id": "y", "op": "add", "inputs": ["c", "r"]}],
       "outputs": ["y"]})";
-    DiagnosticEngine diag;
-    std::unique_ptr<SourceLocator> locator;
-    std::optional<Graph> g = parseGraphJson(text, "g.json", {}, diag, &locator);
-    REQUIRE(g);
-    std::optional<Machine> host = loadMachine("host", diag);
-    REQUIRE(host);
-    CapsuleRegistry registry = builtinCapsules();
-    ExecutionPlan plan;
-    REQUIRE(succeeded(planGraph(*g, *host, registry, {}, diag, *locator, plan)));
-    std::vector<KernelSpec> kernels = formKernels(*g, plan);
+    std::vector<KernelSpec> kernels = planKernels(text).kernels;
     REQUIRE(kernels.size() == 1);
     REQUIRE(kernels[0].splittable);
     std::vector<int> axes;
