@@ -39,6 +39,7 @@ using namespace KERNEL_NAMESPACE;
 using namespace KERNEL_NAMESPACE::IGEMM_NAMESPACE;
 
 namespace {
+/// One group of the layer: its image, window and output extents.
 struct Layer {
   int64_t H, W, Cg, KH, KW, OH, OW, Og;
   int64_t sh, sw, padTop, padLeft, dh, dw;

@@ -273,8 +273,8 @@ std::optional<int64_t> constantByte(const Graph &g, ValueRef v) {
 /// window: the bytes' own convolution, which the int8 kernels compute, less
 /// xZero * sum(w[o]) per output channel. The image is padded with xZero
 /// first, so that a window reading padding reads shifted zeros. nullopt
-/// when xZero is given and not a constant of one value or, when it is not
-/// 0, w is not a constant.
+/// when w's extents are not static, xZero is given and not a constant of
+/// one value or, when it is not 0, w is not a constant.
 std::optional<ValueRef> integerConvolution(Composer &k, ValueRef x, ValueRef w,
                                            std::optional<ValueRef> xZero) {
   const Graph &g = k.im.graph;
@@ -282,6 +282,8 @@ std::optional<ValueRef> integerConvolution(Composer &k, ValueRef x, ValueRef w,
   if (!shift)
     return std::nullopt;
   ShapeRef ws = g.shape(w);
+  if (!std::all_of(ws.begin(), ws.end(), [](Dim d) { return d.isStatic(); }))
+    return std::nullopt;
   int64_t outputs = ws[0].size(), taps = ws[1].size() * ws[2].size() * ws[3].size();
   std::optional<std::string_view> bytes;
   if (*shift != 0 && !(bytes = constantBytes(g, w, outputs * taps, 1)))
