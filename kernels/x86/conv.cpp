@@ -338,8 +338,7 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
       if (!inPlace)
         buildPlanes(s, vx, image, planes);
       if (depthwise) {
-        for (int64_t t = 0; t < s.taps(); ++t)
-          weights[t] = filters[t / s.KW * vw.stride(2) + t % s.KW * vw.stride(3)];
+        depthwiseTaps(s, vw, filters, weights);
         convolveChannel(s, weights, planes, offsets, tile);
         copyOut(s, tile, 0, 0, s.columns(), 1, vy, out, group);
         continue;

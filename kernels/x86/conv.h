@@ -105,6 +105,14 @@ inline Vec activate(const Epilogue &e, Vec v) {
   return e.hi < v ? e.hi : v;
 }
 
+/// A depthwise filter's KH x KW taps in (i, j) order. (Nested loops: a
+/// division per tap cost more than a 7x7 channel's convolution.)
+inline void depthwiseTaps(const Conv &s, const View &w, const float *filter, float *taps) {
+  for (int64_t i = 0; i < s.KH; ++i)
+    for (int64_t j = 0; j < s.KW; ++j)
+      *taps++ = filter[i * w.stride(2) + j * w.stride(3)];
+}
+
 /// Copies the Cg channels of `image` into phase planes, zero-padded.
 void buildPlanes(const Conv &s, const View &x, const float *image, float *planes);
 

@@ -23,26 +23,33 @@ namespace {
 template <int Taps> struct WeightedSum {
   static constexpr bool kZeroPadding = true;
   Vec padding{};
-  alignas(64) Vec tap[Taps];
+  alignas(64) Vec tap[Taps]; // Not zeroed first: the window reads s.taps() of them.
   float bias;
   const Conv &s;
   const View &y;
   float *out;
   const Epilogue &e;
 
-  void begin(Vec (&acc)[kRows]) const {
+  WeightedSum(const Conv &s, const float (&taps)[Taps], float bias, const View &y, float *out,
+              const Epilogue &e)
+      : bias(bias), s(s), y(y), out(out), e(e) {
+    for (int64_t t = 0; t < s.taps(); ++t)
+      tap[t] = Vec{} + taps[t];
+  }
+
+  template <int Rows> void begin(Vec (&acc)[Rows]) const {
 #pragma GCC unroll 8
-    for (int k = 0; k < kRows; ++k)
+    for (int k = 0; k < Rows; ++k)
       acc[k] = Vec{} + bias;
   }
   void add(Vec &acc, int64_t t, Vec v) const { acc += tap[t] * v; }
-  /// Output rows [oh0, oh0 + kRows) from column ow0: rows past OH and lanes
+  /// Output rows [oh0, oh0 + Rows) from column ow0: rows past OH and lanes
   /// past OW dropped.
-  void end(const Vec (&acc)[kRows], int64_t oh0, int64_t ow0) const {
+  template <int Rows> void end(const Vec (&acc)[Rows], int64_t oh0, int64_t ow0) const {
     LaneMask written = lanesWithin(0, s.OW - ow0 < kWidth ? s.OW - ow0 : kWidth);
     const View *r = e.residualView;
 #pragma GCC unroll 8
-    for (int k = 0; k < kRows; ++k) {
+    for (int k = 0; k < Rows; ++k) {
       int64_t oh = oh0 + k;
       if (oh >= s.OH)
         break;
@@ -68,10 +75,9 @@ void convolveChannels(const Conv &s, const View &x, const View &w, const View &y
       if (e.residual)
         channel.residual += n * r->stride(0) + c * r->stride(1);
       float *out = y.data() + n * y.stride(0) + c * y.stride(1);
-      WeightedSum<Taps> sum{{}, {}, e.bias ? channel.bias[0] : 0.0f, s, y, out, channel};
-      for (int64_t t = 0; t < s.taps(); ++t)
-        sum.tap[t] =
-            Vec{} + w.data()[c * w.stride(0) + t / s.KW * w.stride(2) + t % s.KW * w.stride(3)];
+      float taps[Taps];
+      depthwiseTaps(s, w, w.data() + c * w.stride(0), taps);
+      WeightedSum<Taps> sum(s, taps, e.bias ? channel.bias[0] : 0.0f, y, out, channel);
       reduceChannel<WeightedSum<Taps>, Unrolled...>(s, x.data() + n * x.stride(0) + c * x.stride(1),
                                                     x.stride(2), zeros, columns, sum);
     }

@@ -43,19 +43,19 @@ struct Maximum {
   int64_t rowStride;
   float *out;
 
-  void begin(Vec (&acc)[kRows]) const {
+  template <int Rows> void begin(Vec (&acc)[Rows]) const {
 #pragma GCC unroll 8
-    for (int k = 0; k < kRows; ++k)
+    for (int k = 0; k < Rows; ++k)
       acc[k] = padding;
   }
   void add(Vec &acc, int64_t, Vec v) {
     unordered |= v != v;
     acc = larger(acc, v);
   }
-  void end(const Vec (&acc)[kRows], int64_t oh0, int64_t ow0) const {
+  template <int Rows> void end(const Vec (&acc)[Rows], int64_t oh0, int64_t ow0) const {
     LaneMask written = lanesWithin(0, s.OW - ow0 < kWidth ? s.OW - ow0 : kWidth);
 #pragma GCC unroll 8
-    for (int k = 0; k < kRows; ++k) {
+    for (int k = 0; k < Rows; ++k) {
       if (oh0 + k >= s.OH)
         break;
       storeLanes(out + (oh0 + k) * rowStride + ow0, written, acc[k]);

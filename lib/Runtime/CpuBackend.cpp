@@ -3,13 +3,14 @@
 // The kernel binary is an ELF shared object: it is loaded from memory
 // (memfd + dlopen, no temporary file) with every symbol resolved up front.
 // A splittable kernel with enough work runs on the thread pool, each thread
-// on a slice of the result's split axis (narrowed descriptors), when its
-// first runs measured that faster than running it whole.
+// on a slice of the result's split axis (narrowed descriptors), when the
+// first runs measured that faster than running it whole (SplitChoice.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
 #include "HostResources.h"
+#include "SplitChoice.h"
 #include "ThreadPool.h"
 
 #include "fuel/Support/CpuFeatures.h"
@@ -23,6 +24,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 using namespace fuel;
 using namespace fuel::runtime;
@@ -30,40 +32,6 @@ using namespace fuel::runtime;
 namespace {
 /// Below this many elements touched, one thread is faster than waking more.
 constexpr int64_t kParallelWork = int64_t(1) << 16;
-
-/// Whether each kernel runs faster split over the threads or whole,
-/// measured: a slice may read data another core wrote, whose transfer no
-/// cost model here knows (on the 2-core VM the benchmarks run on, reading
-/// 774 KB written by the other core took 3x as long, and a 40 us pointwise
-/// convolution took 70 us split). The first kTrials runs of a kernel each
-/// way, alternating and starting split, decide; the whole kernel stays
-/// unless splitting was 5% faster.
-class SplitChoice {
-public:
-  static constexpr int kTrials = 3;
-
-  /// Whether the next launch of `kernel` splits, and whether it is a trial
-  /// to record.
-  bool split(size_t kernel, bool &trial) {
-    if (kernel >= kernels.size())
-      kernels.resize(kernel + 1);
-    const Kernel &k = kernels[kernel];
-    trial = k.runs < 2 * kTrials;
-    return trial ? k.runs % 2 == 0 : k.best[1] < 0.95 * k.best[0];
-  }
-  void record(size_t kernel, bool split, double seconds) {
-    Kernel &k = kernels[kernel];
-    ++k.runs;
-    k.best[split] = std::min(k.best[split], seconds);
-  }
-
-private:
-  struct Kernel {
-    int runs = 0;
-    double best[2] = {HUGE_VAL, HUGE_VAL}; // Fastest whole, split.
-  };
-  std::vector<Kernel> kernels;
-};
 
 class CpuBackend final : public Backend {
 public:
@@ -145,19 +113,17 @@ public:
   void launch(KernelCall &call) override {
     using Entry = void (*)(void **);
     auto entry = reinterpret_cast<Entry>(call.entry);
-    int64_t extent = call.splitExtent;
-    int64_t chunks = std::min<int64_t>(pool->size(), extent);
-    if (chunks <= 1 || call.work < kParallelWork) {
-      entry(call.argv.data());
-      return;
-    }
-    bool trial = false, split = choice.split(call.kernel, trial);
+    int64_t chunks = std::min<int64_t>(pool->size(), call.splitExtent);
+    bool timed = pool->size() > 1 && choice.begin(call.kernel);
+    std::optional<bool> split;
+    if (chunks > 1 && call.work >= kParallelWork)
+      split = choice.split(call.kernel);
     auto start = std::chrono::steady_clock::now();
-    if (split)
+    if (split.value_or(false))
       runSplit(call, chunks);
     else
       entry(call.argv.data());
-    if (trial)
+    if (timed)
       choice.record(call.kernel, split,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                         .count());
