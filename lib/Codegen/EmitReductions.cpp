@@ -10,8 +10,11 @@
 
 #include "KernelEmitter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 using namespace fuel;
 using namespace fuel::codegen;
@@ -140,6 +143,50 @@ std::string codegen::argBeats(KernelEmitter &e, DType in, bool isMax,
   return e.op("arith.andi " + beats + ", " + ordered, "i1");
 }
 
+/// The first axis of the run of reduced axes that ends the shape, or the
+/// rank when the last axis is kept.
+static unsigned reducedSuffixStart(const std::vector<bool> &reduced) {
+  unsigned from = static_cast<unsigned>(reduced.size());
+  while (from > 0 && reduced[from - 1])
+    --from;
+  return from;
+}
+
+/// The reduction's input `x` read with its reduced axes as one, where they
+/// are the last two or more, nothing before them is reduced, and they are
+/// one run of memory: `x` is a contiguous argument, or the prologue's
+/// computation on contiguous arguments of x's shape. (A 56x56 window is
+/// otherwise a 56-trip inner loop, which LLVM unrolls whole and then
+/// vectorizes across rows with gathers: a 144x56x56 mean took 0.14 ms,
+/// 0.019 ms collapsed.)
+static std::optional<GenericOperand> collapsedSuffix(KernelEmitter &e, ValueRef x,
+                                                     const std::vector<bool> &reduced) {
+  unsigned rank = static_cast<unsigned>(reduced.size()), from = reducedSuffixStart(reduced);
+  if (rank - from < 2 || std::count(reduced.begin(), reduced.begin() + from, true))
+    return std::nullopt;
+  const Graph &graph = e.graph;
+  std::vector<ValueRef> args = e.hasArg(x) ? std::vector<ValueRef>{x} : e.prologueInputs();
+  for (ValueRef arg : args) {
+    ShapeRef shape = graph.shape(arg), whole = graph.shape(x);
+    if (!e.isContiguousArg(arg) ||
+        !std::equal(shape.begin(), shape.end(), whole.begin(), whole.end()))
+      return std::nullopt;
+  }
+  std::string map = identityMap(from + 1);
+  GenericOperand read = e.operand(x, map);
+  std::vector<GenericOperand *> reads{&read};
+  if (!e.hasArg(x)) {
+    reads.clear();
+    for (GenericOperand &part : read.parts)
+      reads.push_back(&part);
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::tie(reads[i]->value, reads[i]->type) = e.collapseArg(args[i], from);
+    reads[i]->map = map;
+  }
+  return read;
+}
+
 LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node, DiagnosticEngine &) {
   const Graph &graph = e.graph;
   OpKind kind = graph.kind(node);
@@ -197,8 +244,24 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node, DiagnosticEn
   if (wide)
     acc = e.scratch(outShape, ctype, accType);
   e.fill(acc, accType, ctype, scalarLiteral(reductionIdentity(kind, in), ctype));
-  e.generic(rank, reduced, {e.operand(x, identityMap(rank))},
-            {{acc, accType, outMap, ctype}},
+  unsigned domain = rank;
+  std::vector<bool> domainReduced = reduced;
+  GenericOperand input = e.operand(x, identityMap(rank));
+  if (std::optional<GenericOperand> collapsed = collapsedSuffix(e, x, reduced)) {
+    input = *collapsed;
+    domain = reducedSuffixStart(reduced) + 1;
+    domainReduced.assign(domain, false);
+    domainReduced.back() = true;
+    // The kept axes are the domain's first; a kept unit axis for each
+    // reduced one.
+    std::vector<std::string> results;
+    for (unsigned d = 0; d + 1 < domain; ++d)
+      results.push_back(dimName(d));
+    if (keepDims)
+      results.resize(rank, "0");
+    outMap = affineMap(domain, results);
+  }
+  e.generic(domain, domainReduced, {input}, {{acc, accType, outMap, ctype}},
             [&](const std::vector<std::string> &a) {
               return std::vector<std::string>{combineReduction(
                   e, kind, in, a[1], e.toCompute(a[0], in), kReassoc)};

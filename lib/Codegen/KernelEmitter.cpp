@@ -284,6 +284,51 @@ void KernelEmitter::fill(const std::string &buffer, const std::string &type,
        << buffer << " : " << type << ")\n";
 }
 
+bool KernelEmitter::isContiguousArg(ValueRef value) const {
+  return spec.args[argIndex.at(value)].contiguous;
+}
+
+std::pair<std::string, std::string> KernelEmitter::collapseArg(ValueRef value, unsigned from) {
+  const KernelArg &arg = spec.args[argIndex.at(value)];
+  ShapeRef shape = graph.shape(value);
+  auto isStatic = [&](size_t d) {
+    return shape[d].isStatic() && static_cast<int>(d) != arg.splitAxis;
+  };
+  std::string groups, type = "memref<";
+  for (size_t d = 0; d < from; ++d) {
+    groups += "[" + std::to_string(d) + "], ";
+    type += (isStatic(d) ? std::to_string(shape[d].size()) : "?") + "x";
+  }
+  bool run = true;
+  int64_t elements = 1;
+  groups += "[";
+  for (size_t d = from; d < shape.size(); ++d) {
+    groups += (d > from ? ", " : "") + std::to_string(d);
+    run &= isStatic(d);
+    elements *= run ? shape[d].size() : 1;
+  }
+  type += (run ? std::to_string(elements) : "?") + "x" + storageType(graph.dtype(value)) + ">";
+  std::string collapsed = fresh();
+  text << "    " << collapsed << " = memref.collapse_shape " << argName(value) << " [" << groups
+       << "]] : " << argType(value) << " into " << type << "\n";
+  return {collapsed, type};
+}
+
+std::vector<ValueRef> KernelEmitter::prologueInputs() const {
+  std::vector<ValueRef> inputs;
+  for (const KernelArg &arg : spec.args) {
+    if (arg.isResult)
+      continue;
+    bool read = false;
+    for (size_t i = 0; i + 1 < spec.nodes.size(); ++i)
+      for (ValueRef v : graph.operands(spec.nodes[i]))
+        read |= v == arg.value;
+    if (read)
+      inputs.push_back(arg.value);
+  }
+  return inputs;
+}
+
 GenericOperand KernelEmitter::operand(ValueRef value, const std::string &map) {
   std::string elem = storageType(graph.dtype(value));
   if (hasArg(value))
@@ -291,20 +336,10 @@ GenericOperand KernelEmitter::operand(ValueRef value, const std::string &map) {
   // Computed by the prologue: every node of the kernel but its root.
   ShapeRef domain = graph.shape(value);
   GenericOperand expr{"", "", map, elem};
-  std::vector<ValueRef> inputs;
-  for (const KernelArg &arg : spec.args)
-    if (!arg.isResult) {
-      bool read = false;
-      for (size_t i = 0; i + 1 < spec.nodes.size(); ++i)
-        for (ValueRef v : graph.operands(spec.nodes[i]))
-          read |= v == arg.value;
-      if (!read)
-        continue;
-      inputs.push_back(arg.value);
-      expr.parts.push_back({argName(arg.value), argType(arg.value),
-                            broadcastMap(graph, arg.value, domain),
-                            storageType(graph.dtype(arg.value))});
-    }
+  std::vector<ValueRef> inputs = prologueInputs();
+  for (ValueRef input : inputs)
+    expr.parts.push_back({argName(input), argType(input), broadcastMap(graph, input, domain),
+                          storageType(graph.dtype(input))});
   expr.compute = [this, inputs, value](const std::vector<std::string> &args) {
     std::map<ValueRef, std::string> computed;
     for (size_t i = 0; i < inputs.size(); ++i)

@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -106,6 +107,14 @@ public:
   void generic(unsigned rank, const std::vector<bool> &reduction,
                const std::vector<GenericOperand> &ins,
                const std::vector<GenericOperand> &outs, const BodyFn &bodyFn);
+  /// Whether argument `value` is contiguous (not a strided view).
+  bool isContiguousArg(ValueRef value) const;
+  /// Contiguous argument `value`'s memref with its axes [from, rank)
+  /// collapsed into one (memref.collapse_shape), and that memref's type.
+  std::pair<std::string, std::string> collapseArg(ValueRef value, unsigned from);
+  /// The arguments the kernel's prologue (every node but the root) reads,
+  /// in the order of operand()'s parts.
+  std::vector<ValueRef> prologueInputs() const;
   /// A generic operand for argument `value` indexed by `map`; for a value
   /// the kernel's prologue computes (read with an identity map), the
   /// prologue's inputs and its computation.

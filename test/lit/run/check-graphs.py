@@ -600,6 +600,27 @@ check("conv_relu_pool_nan", [("img", image)],
        node("y", "max_pool2d", ["r"], kernel=[2, 2], strides=[2, 2])], ["y"],
       constants=[("f", rand((24, 16, 3, 3))), ("fb", rand((24,)))], tolerance=(1e-4, 1e-4))
 
+# Reduced trailing axes read as one run of memory (a global average pool):
+# a contiguous image, with keepdims or not, three axes, an elementwise
+# prologue (SiLU), f16 in a wide accumulator, split over threads, symbolic
+# extents; a transposed view and a reduced middle axis keep their loops.
+for i, (shape, dt, threads, symbolic) in enumerate([
+        ((2, 5, 7, 9), np.float32, "1", None),
+        ((3, 6, 5, 11), np.float16, "1", None),
+        ((4, 16, 33, 35), np.float32, "2", None),
+        ((2, 3, 6, 5), np.float32, "1", {"x": ["B", 3, "H", "W"]})]):
+    check(f"reduce_trailing_axes_{i}", [("x", rand(shape, dt))],
+          [node("m", "reduce_mean", ["x"], axes=[2, 3], keepdims=True),
+           node("s", "reduce_sum", ["x"], axes=[1, 2, 3]),
+           node("q", "sigmoid", ["x"]), node("p", "mul", ["x", "q"]),
+           node("g", "reduce_mean", ["p"], axes=[-2, -1]),
+           node("tx", "transpose", ["x"], perm=[0, 1, 3, 2]),
+           node("t", "reduce_max", ["tx"], axes=[2, 3], keepdims=True),
+           node("h", "reduce_max", ["x"], axes=[1, 3])], ["m", "s", "g", "t", "h"],
+          run_args=["--threads", threads], symbolic=symbolic,
+          dims=symbolic and {"B": shape[0], "H": shape[2], "W": shape[3]},
+          tolerance=(4e-3, 4e-3) if dt == np.float16 else (1e-5, 1e-5))
+
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
