@@ -136,6 +136,19 @@ int innerSplitAxis(const Graph &graph, NodeId node, SplitAxes &axes) {
   return static_cast<int>(y.size()) - 1;
 }
 
+/// The axis an elementwise kernel splits: 0, unless its extent may be 1
+/// (an exported model's symbolic batch, bound to 1) and a later one is
+/// static and wider; then the first such (an image's channels, which the
+/// convolution that wrote them split too).
+int wideAxis(ShapeRef domain) {
+  if (domain[0].isStatic() && domain[0].size() > 1)
+    return 0;
+  for (size_t d = 1; d < domain.size(); ++d)
+    if (domain[d].isStatic() && domain[d].size() > 1)
+      return static_cast<int>(d);
+  return 0;
+}
+
 /// Split axes for a single non-elementwise head node, or false when its
 /// result's axis 0 cannot be split.
 bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
@@ -274,7 +287,7 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes,
   bool sameShape = std::ranges::equal(graph.shape({head, 0}), domain);
   int axis = elementwiseHead || !sameShape ? -1 : innerSplitAxis(graph, head, axes);
   if (axis < 0) {
-    axis = 0;
+    axis = elementwiseHead ? wideAxis(domain) : 0;
     if (!elementwiseHead && !splitHead(graph, head, axes))
       return spec;
   }

@@ -621,6 +621,12 @@ for i, (shape, dt, threads, symbolic) in enumerate([
           dims=symbolic and {"B": shape[0], "H": shape[2], "W": shape[3]},
           tolerance=(4e-3, 4e-3) if dt == np.float16 else (1e-5, 1e-5))
 
+# An elementwise kernel of one image (batch 1, or a symbolic batch bound
+# to 1) splits its channels, which a broadcast scale follows.
+for i, batch in enumerate([1, "B"]):
+    check(f"elementwise_channel_split_{i}", [("x", rand((1, 32, 48, 48))), ("s", rand((1, 32, 1, 1)))],
+          [node("g", "sigmoid", ["s"]), node("y", "mul", ["x", "g"])], ["y"],
+          symbolic={"x": [batch, 32, 48, 48]}, dims={"B": 1}, run_args=["--threads", "2"])
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")

@@ -120,3 +120,28 @@ TEST_CASE("a convolution of one image splits its channels, a narrow pointwise on
   // Few channels, 3x3 (an output row reads three input rows): channels.
   CHECK(splitAxes(40, 3) == std::vector<int>{-1, 0, 0, 1, 1});
 }
+
+TEST_CASE("an elementwise kernel splits its first axis wider than one", "[kernels]") {
+  // x * s (a squeeze-and-excitation scale: s broadcast over the image).
+  auto splitAxes = [](const std::string &shape) {
+    std::string text = R"({"format": "fuel.graph", "version": 1, "name": "g",
+      "inputs": [{"name": "x", "dtype": "f32", "shape": )" +
+                       shape + R"(},
+                 {"name": "s", "dtype": "f32", "shape": [1, 24, 1, 1]}],
+      "nodes": [{"id": "y", "op": "mul", "inputs": ["x", "s"]}],
+      "outputs": ["y"]})";
+    std::vector<KernelSpec> kernels = planKernels(text).kernels;
+    REQUIRE(kernels.size() == 1);
+    REQUIRE(kernels[0].splittable);
+    std::vector<int> axes;
+    for (const KernelArg &arg : kernels[0].args)
+      axes.push_back(arg.splitAxis);
+    return axes;
+  };
+  // Images: x, s and y by image.
+  CHECK(splitAxes(R"([4, 24, 7, 7])") == std::vector<int>{0, -1, 0});
+  // One image, or a symbolic batch (bound to 1 by exported models): by
+  // channel, which s follows.
+  CHECK(splitAxes(R"([1, 24, 7, 7])") == std::vector<int>{1, 1, 1});
+  CHECK(splitAxes(R"(["B", 24, 7, 7])") == std::vector<int>{1, 1, 1});
+}
