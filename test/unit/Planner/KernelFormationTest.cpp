@@ -36,6 +36,17 @@ PlannedKernels planKernels(const std::string &text) {
   p.kernels = formKernels(*p.graph, p.plan);
   return p;
 }
+
+/// The split axis of each argument of the one kernel `text` plans to.
+std::vector<int> splitAxesOfOnlyKernel(const std::string &text) {
+  std::vector<KernelSpec> kernels = planKernels(text).kernels;
+  REQUIRE(kernels.size() == 1);
+  REQUIRE(kernels[0].splittable);
+  std::vector<int> axes;
+  for (const KernelArg &arg : kernels[0].args)
+    axes.push_back(arg.splitAxis);
+  return axes;
+}
 } // namespace
 
 TEST_CASE("a fused group is one kernel over what it reads and writes", "[kernels]") {
@@ -105,13 +116,7 @@ TEST_CASE("a convolution of one image splits its channels, a narrow pointwise on
                        std::to_string(pad) + ", " + std::to_string(pad) + R"(]}},
                 {"id": "y", "op": "add", "inputs": ["c", "r"]}],
       "outputs": ["y"]})";
-    std::vector<KernelSpec> kernels = planKernels(text).kernels;
-    REQUIRE(kernels.size() == 1);
-    REQUIRE(kernels[0].splittable);
-    std::vector<int> axes;
-    for (const KernelArg &arg : kernels[0].args)
-      axes.push_back(arg.splitAxis);
-    return axes;
+    return splitAxesOfOnlyKernel(text);
   };
   // Output channels: the image is read whole, weights and bias by channel.
   CHECK(splitAxes(160, 1) == std::vector<int>{-1, 0, 0, 1, 1});
@@ -130,13 +135,7 @@ TEST_CASE("an elementwise kernel splits its first axis wider than one", "[kernel
                  {"name": "s", "dtype": "f32", "shape": [1, 24, 1, 1]}],
       "nodes": [{"id": "y", "op": "mul", "inputs": ["x", "s"]}],
       "outputs": ["y"]})";
-    std::vector<KernelSpec> kernels = planKernels(text).kernels;
-    REQUIRE(kernels.size() == 1);
-    REQUIRE(kernels[0].splittable);
-    std::vector<int> axes;
-    for (const KernelArg &arg : kernels[0].args)
-      axes.push_back(arg.splitAxis);
-    return axes;
+    return splitAxesOfOnlyKernel(text);
   };
   // Images: x, s and y by image.
   CHECK(splitAxes(R"([4, 24, 7, 7])") == std::vector<int>{0, -1, 0});
