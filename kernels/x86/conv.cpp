@@ -10,7 +10,10 @@
 // microkernel reads it in place, and constant weights are packed into its A
 // panels once (kConstantB). It computes the Wq - OW columns past each output
 // row too and drops them when the result is copied out (2 of 58 for a 3x3
-// pad-1 layer of width 56). Depthwise layers are depthwise.cpp's.
+// pad-1 layer of width 56). Layers where that and the tile's last columns
+// waste more (short rows: 14x14, 7x7) take channels.cpp's tiling of the
+// same GEMM, output channels in vectors. Depthwise layers are
+// depthwise.cpp's.
 //
 // Entry points (MLIR C interfaces, as in gemm.cpp):
 //   void _mlir_ciface_<CONV_SYMBOL>(UnrankedMemRef *x, *w, *y, *bias,
@@ -87,6 +90,29 @@ void KERNEL_NAMESPACE::buildPlanes(const Conv &s, const View &x, const float *im
     planes[p] = 0.0f;
 }
 
+const float *KERNEL_NAMESPACE::packedFilters(const Conv &s, const View &w, const float *filters,
+                                             int64_t blocking, int64_t floats, bool constant,
+                                             void (*pack)(const void *, float *),
+                                             const void *context) {
+  if (!constant) {
+    float *panels = scratch(kConvWeights, floats);
+    pack(context, panels);
+    return panels;
+  }
+  const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(pack),
+                                  reinterpret_cast<int64_t>(filters),
+                                  s.Og,
+                                  s.Cg,
+                                  s.KH,
+                                  s.KW,
+                                  w.stride(0),
+                                  w.stride(1),
+                                  w.stride(2),
+                                  w.stride(3),
+                                  blocking};
+  return cachedPanels(key, floats, pack, context);
+}
+
 void KERNEL_NAMESPACE::tapOffsets(const Conv &s, int64_t *offsets) {
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t i = 0; i < s.KH; ++i)
@@ -98,20 +124,6 @@ void KERNEL_NAMESPACE::tapOffsets(const Conv &s, int64_t *offsets) {
 }
 
 namespace {
-/// B's rows one after the other, `stride` floats apart.
-struct Panel {
-  const float *rows;
-  int64_t stride;
-  const float *operator()(int64_t k) const { return rows + k * stride; }
-};
-
-/// B's row k: the run of tap k from column `q`.
-struct TapRows {
-  const float *planes;
-  const int64_t *offsets;
-  const float *operator()(int64_t k) const { return planes + offsets[k]; }
-};
-
 /// Packs one group's weights [Og, taps] into MR-row panels per block of
 /// tapsPerBlock taps, in the order convolveGroup reads them; rows past Og
 /// are zero.
@@ -130,9 +142,7 @@ void packWeights(const void *context, float *out) {
     int64_t kc = K - pc < g.tapsPerBlock ? K - pc : g.tapsPerBlock;
     for (int64_t ir = 0; ir < rows; ir += kMRc)
       for (int64_t k = pc; k < pc + kc; ++k) {
-        int64_t c = k / (s.KH * s.KW), i = k / s.KW % s.KH, j = k % s.KW;
-        const float *tap = g.data + c * g.w->stride(1) + i * g.w->stride(2) +
-                           j * g.w->stride(3);
+        const float *tap = g.data + tapOffset(s, *g.w, k);
         for (int64_t r = 0; r < kMRc; ++r)
           *out++ = ir + r < s.Og ? tap[(ir + r) * g.w->stride(0)] : 0.0f;
       }
@@ -142,18 +152,8 @@ void packWeights(const void *context, float *out) {
 const float *weightPanels(const Conv &s, const View &w, const float *data,
                           int vectors, bool constant) {
   WeightsOfGroup group{&s, &w, data, tapsPerBlock(vectors)};
-  int64_t floats = roundUp(s.Og, kMRc) * s.taps();
-  if (!constant) {
-    float *panels = scratch(kConvWeights, floats);
-    packWeights(&group, panels);
-    return panels;
-  }
-  const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(&packWeights),
-                                  reinterpret_cast<int64_t>(data),
-                                  s.Og, s.Cg, s.KH, s.KW,
-                                  w.stride(0), w.stride(1), w.stride(2), w.stride(3),
-                                  group.tapsPerBlock};
-  return cachedPanels(key, floats, packWeights, &group);
+  return packedFilters(s, w, data, group.tapsPerBlock, roundUp(s.Og, kMRc) * s.taps(), constant,
+                       packWeights, &group);
 }
 
 /// to[i] = act(from[i] + bias + residual[i]) for i < n, all contiguous (a
@@ -225,6 +225,14 @@ int columnVectors(const Conv &s) {
         3 * roundUp(s.columns(), best * kWidth))
       best = v;
   return best;
+}
+
+/// Multiplies per needed one of the columns tiling, a tile of fewer than
+/// three vectors counting 4/3 (its speed).
+double columnTilesWaste(const Conv &s, int vectors) {
+  double slower = vectors < kMaxVectors ? 4.0 / 3.0 : 1.0;
+  return slower * double(roundUp(s.columns(), vectors * kWidth)) / (s.OH * s.OW) *
+         double(roundUp(s.Og, kMRc)) / s.Og;
 }
 
 /// Columns of the tile computed and copied out at a time: the block stays in
@@ -320,18 +328,24 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   else
     tapOffsets(s, offsets);
   int vectors = columnVectors(s);
+  // The tiling of fewer FMAs of vectors per output: the multiplies each
+  // computes, plus about one for the channels tiling's transpose and extra
+  // pass over its results (fitted to the layers of bench/ConvBench.cpp on
+  // Zen 5).
+  double perTap = double(s.taps()) / kWidth;
+  bool byChannels =
+      !depthwise && channelTilesWaste(s) * perTap + 1.0 < columnTilesWaste(s, vectors) * perTap;
   float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
-                          : scratch(kConvTile, roundUp(s.Og, kMRc) *
-                                                   blockColumns(s, vectors * kWidth));
+                : byChannels
+                    ? nullptr
+                    : scratch(kConvTile, roundUp(s.Og, kMRc) * blockColumns(s, vectors * kWidth));
   float weights[kMaxDepthwiseTaps]; // A depthwise channel's taps.
   for (int64_t n = 0; n < vx.size(0); ++n)
     for (int64_t g = 0; g < groups; ++g) {
       const float *image = vx.data() + n * vx.stride(0) + g * s.Cg * vx.stride(1);
-      Epilogue group = epilogue;
-      if (group.bias)
-        group.bias += g * s.Og * vb.stride(0);
+      Epilogue group = epilogue.ofChannel(g * s.Og);
       if (group.residual)
-        group.residual += n * vr.stride(0) + g * s.Og * vr.stride(1);
+        group.residual += n * vr.stride(0);
       const float *filters = vw.data() + g * s.Og * vw.stride(0);
       float *out = vy.data() + n * vy.stride(0) + g * s.Og * vy.stride(1);
       const float *rows = inPlace ? image : planes;
@@ -341,6 +355,10 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
         depthwiseTaps(s, vw, filters, weights);
         convolveChannel(s, weights, planes, offsets, tile);
         copyOut(s, tile, 0, 0, s.columns(), 1, vy, out, group);
+        continue;
+      }
+      if (byChannels) {
+        convolveByChannels(s, vw, filters, constant, rows, offsets, vy, out, group);
         continue;
       }
       const float *panels = weightPanels(s, vw, filters, vectors, constant);

@@ -1,8 +1,9 @@
 //===- conv.h - Shared pieces of the x86 library conv2d ------------------===//
 //
 // The layer shape, the epilogue and the entry points of conv2d's algorithms
-// (conv.cpp: phase planes and a register-tiled GEMM; depthwise.cpp: image
-// rows read in place, or phase planes).
+// (conv.cpp: phase planes and a register-tiled GEMM, columns in vectors;
+// channels.cpp: the same GEMM, output channels in vectors; depthwise.cpp:
+// image rows read in place, or phase planes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,7 +59,38 @@ struct Epilogue {
   const View *residualView;
   bool relu, silu;
   float lo, hi;
+
+  /// The epilogue of the channels from `o` on.
+  Epilogue ofChannel(int64_t o) const {
+    Epilogue e = *this;
+    if (e.bias)
+      e.bias += o * biasStride;
+    if (e.residual)
+      e.residual += o * residualView->stride(1);
+    return e;
+  }
 };
+
+/// B's rows one after the other, `stride` floats apart.
+struct Panel {
+  const float *rows;
+  int64_t stride;
+  const float *operator()(int64_t k) const { return rows + k * stride; }
+};
+
+/// The run of tap k in the planes from a column: B's row k in conv.cpp,
+/// A's column k in channels.cpp.
+struct TapRows {
+  const float *planes;
+  const int64_t *offsets;
+  const float *operator()(int64_t k) const { return planes + offsets[k]; }
+};
+
+/// Where tap k = (c, i, j) of an output channel's filter is in w.
+inline int64_t tapOffset(const Conv &s, const View &w, int64_t k) {
+  int64_t c = k / (s.KH * s.KW), i = k / s.KW % s.KH, j = k % s.KW;
+  return c * w.stride(1) + i * w.stride(2) + j * w.stride(3);
+}
 
 typedef int32_t VecInt __attribute__((vector_size(kWidth * 4)));
 
@@ -116,6 +148,13 @@ inline void depthwiseTaps(const Conv &s, const View &w, const float *filter, flo
 /// Copies the Cg channels of `image` into phase planes, zero-padded.
 void buildPlanes(const Conv &s, const View &x, const float *image, float *planes);
 
+/// A group's `filters` in w packed by `pack(context, out)` into `floats`
+/// floats, `blocking` being what else shapes them: kept until release for
+/// constant weights, else packed into this thread's scratch.
+const float *packedFilters(const Conv &s, const View &w, const float *filters, int64_t blocking,
+                           int64_t floats, bool constant, void (*pack)(const void *, float *),
+                           const void *context);
+
 /// Where the run of tap k = (c, i, j) starts in the planes.
 void tapOffsets(const Conv &s, int64_t *offsets);
 
@@ -123,6 +162,81 @@ void tapOffsets(const Conv &s, int64_t *offsets);
 /// [q0, q1) (ow < OW), for `channels` channels of y from `out`.
 void copyOut(const Conv &s, const float *tile, int64_t ldt, int64_t q0, int64_t q1,
              int64_t channels, const View &y, float *out, const Epilogue &e);
+
+/// A register tile of the GEMMs that hold output channels in vectors
+/// (channels.cpp, winograd.cpp): rows (pixels) x vectors (channels). Each
+/// fills most of the vector registers with accumulators, the broadcast
+/// pixels being FMA operands (gemm.h). Largest first.
+struct TileShape {
+  int rows, vectors;
+};
+#if VECTOR_FLOATS == 16
+constexpr TileShape kTileShapes[] = {{7, 4}, {12, 2}, {8, 3}, {6, 4}, {7, 3}, {7, 2}};
+#else
+constexpr TileShape kTileShapes[] = {{6, 2}, {4, 3}};
+#endif
+
+/// Multiplies a tile computes per needed one: runs of `pixels` pixels
+/// rounded up to its rows, `channels` to its vectors.
+inline double tileWaste(TileShape shape, int64_t pixels, int64_t channels) {
+  int64_t columns = shape.vectors * kWidth;
+  return double(roundUp(pixels, shape.rows)) / pixels * double(roundUp(channels, columns)) /
+         channels;
+}
+
+/// The shape of the least waste; the first (the largest) among equals.
+inline TileShape bestTileShape(int64_t pixels, int64_t channels) {
+  TileShape best = kTileShapes[0];
+  for (TileShape shape : kTileShapes)
+    if (tileWaste(shape, pixels, channels) < tileWaste(best, pixels, channels))
+      best = shape;
+  return best;
+}
+
+/// Calls `f.template operator()<MR, NV>()` for the rows and vectors of
+/// `shape`, one of kTileShapes.
+template <class F> void withTileShape(TileShape shape, F f) {
+  switch (shape.rows * 10 + shape.vectors) {
+#if VECTOR_FLOATS == 16
+  case 122:
+    return f.template operator()<12, 2>();
+  case 83:
+    return f.template operator()<8, 3>();
+  case 72:
+    return f.template operator()<7, 2>();
+  case 73:
+    return f.template operator()<7, 3>();
+  case 64:
+    return f.template operator()<6, 4>();
+  default:
+    return f.template operator()<7, 4>();
+#else
+  case 43:
+    return f.template operator()<4, 3>();
+  default:
+    return f.template operator()<6, 2>();
+#endif
+  }
+}
+
+/// Copies out the results of pixels q in [q0, q1) of `padded` (its rows Wq
+/// pixels wide, those past OW dropped) from `tile` ([q - q0][o], rows of
+/// `channels`): a vector of channels at a time, transposed through
+/// `transposed` (kWidth x (q1 - q0) floats) into rows of y, then copyOut.
+void copyOutPixels(const Conv &padded, const float *tile, int64_t channels, int64_t q0,
+                   int64_t q1, float *transposed, const View &y, float *out, const Epilogue &e);
+
+/// Multiplies per needed one of convolveByChannels' tiles on the layer.
+inline double channelTilesWaste(const Conv &s) {
+  return tileWaste(bestTileShape(s.OW, s.Og), s.OW, s.Og);
+}
+
+/// y = epilogue(the convolution of one group), output channels in vectors
+/// (channels.cpp): `rows` and `offsets` are the planes and tap offsets of
+/// the columns tiling, `filters` the group's weights in w.
+void convolveByChannels(const Conv &s, const View &w, const float *filters, bool constant,
+                        const float *rows, const int64_t *offsets, const View &y, float *out,
+                        const Epilogue &e);
 
 /// row[q] = sum over the taps of weight[t] * planes[offsets[t] + q] for one
 /// channel of a depthwise layer, the columns rounded up to kDepthwiseStep.

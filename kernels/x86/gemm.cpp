@@ -20,6 +20,7 @@
 #include "gemm.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -153,6 +154,20 @@ const CachedPanels *findPanels(const int64_t (&key)[kKeyWords]) {
       return p;
   return nullptr;
 }
+/// Room for `floats` floats of packed panels. Those of a layer's weights
+/// larger than a huge page are read from memory on every run (a model's
+/// weights do not fit in the caches), so they lie on huge pages: the
+/// hardware prefetchers stop at page ends.
+float *allocatePanels(int64_t floats) {
+  constexpr int64_t kHugePage = 2 << 20;
+  int64_t bytes = roundUp(floats * 4, 64);
+  if (bytes < kHugePage)
+    return static_cast<float *>(std::aligned_alloc(64, bytes));
+  void *panels = std::aligned_alloc(kHugePage, roundUp(bytes, kHugePage));
+  if (panels)
+    madvise(panels, roundUp(bytes, kHugePage), MADV_HUGEPAGE);
+  return static_cast<float *>(panels);
+}
 } // namespace
 
 const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
@@ -168,7 +183,7 @@ const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
   }
   auto *p = static_cast<CachedPanels *>(std::malloc(sizeof(CachedPanels)));
   std::memcpy(p->key, key, sizeof key);
-  p->panels = static_cast<float *>(std::aligned_alloc(64, roundUp(floats * 4, 64)));
+  p->panels = allocatePanels(floats);
   pack(context, p->panels);
   p->next = allPanels.load(std::memory_order_relaxed);
   allPanels.store(p, std::memory_order_release);

@@ -68,6 +68,8 @@ enum ScratchSlot {
   kConvTile,
   kColumnSums,
   kTapRows,
+  kConvPatches,
+  kConvResults,
   kScratchSlots
 };
 float *scratch(ScratchSlot slot, int64_t floats);
@@ -94,17 +96,24 @@ struct PackedRows {
   const float *operator()(int64_t k) const { return panel + k * kNR; }
 };
 
-/// C[0:MR, 0:NV vectors] (+)= Apanel * B over kc, where `rowOfB(k)` points
-/// to B's row k; `ldc` is C's row stride. GEMM's tile is kMR x kNR.
-template <int MR, int NV, class Rows>
-inline void microkernel(int64_t kc, const float *a, Rows rowOfB, float *c,
-                        int64_t ldc, bool accumulate) {
+/// A's columns as GEMM packs them: MR floats each, one after the other.
+template <int MR> struct PackedColumns {
+  const float *panel;
+  const float *operator()(int64_t k) const { return panel + k * MR; }
+};
+
+/// C[0:MR, 0:NV vectors] (+)= A * B over kc, where `columnOfA(k)` points to
+/// the MR floats of A's column k and `rowOfB(k)` to B's row k; `ldc` is C's
+/// row stride. GEMM's tile is kMR x kNR.
+template <int MR, int NV, class Columns, class Rows>
+inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, int64_t ldc,
+                        bool accumulate) {
   Vec acc[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
       acc[r][v] = Vec{};
   for (int64_t k = 0; k < kc; ++k) {
-    const float *b = rowOfB(k);
+    const float *a = columnOfA(k), *b = rowOfB(k);
     Vec bk[NV];
     for (int v = 0; v < NV; ++v)
       bk[v] = *reinterpret_cast<const Vec *>(b + v * kWidth);
@@ -114,13 +123,19 @@ inline void microkernel(int64_t kc, const float *a, Rows rowOfB, float *c,
     for (int r = 0; r < MR; ++r)
       for (int v = 0; v < NV; ++v)
         acc[r][v] += a[r] * bk[v];
-    a += MR;
   }
   for (int r = 0; r < MR; ++r) {
     Vec *row = reinterpret_cast<Vec *>(c + r * ldc);
     for (int v = 0; v < NV; ++v)
       row[v] = accumulate ? row[v] + acc[r][v] : acc[r][v];
   }
+}
+
+/// The microkernel on A packed as GEMM packs it (MR-float columns at `a`).
+template <int MR, int NV, class Rows>
+inline void microkernel(int64_t kc, const float *a, Rows rowOfB, float *c, int64_t ldc,
+                        bool accumulate) {
+  microkernel<MR, NV>(kc, PackedColumns<MR>{a}, rowOfB, c, ldc, accumulate);
 }
 
 /// One mr x nr tile of C at `c` (row stride `ldc`) by `product(out, ld,

@@ -2,8 +2,9 @@
 //
 // Vectors of which only some lanes lie inside an array (the edges of an
 // image row, the last columns of an output row): masked loads and stores,
-// which neither read nor write the other lanes, and the lane shuffle of a
-// stride-2 row. AVX-512 masks are bit masks, AVX2's vectors.
+// which neither read nor write the other lanes; the lane shuffle of a
+// stride-2 row, and the transpose of a square block. AVX-512 masks are bit
+// masks, AVX2's vectors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,47 @@ inline Vec evenLanes(Vec lo, Vec hi) {
   __m256 pairs = _mm256_shuffle_ps((__m256)lo, (__m256)hi, 0x88);
   return (Vec)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), 0xd8));
 #endif
+}
+
+/// The lanes of transposeBlock's two-vector shuffles: for each round (the
+/// block side d = kWidth / 2, ..., 1), those of the pair's upper row, then
+/// of its lower row. Lanes j with j & d take the lower row's lane j - d into
+/// the upper row, and the lower row keeps them; the others go the reverse
+/// way.
+struct TransposeLanes {
+  int32_t lanes[2 * 5][kWidth];
+  constexpr TransposeLanes() : lanes() {
+    int round = 0;
+    for (int d = kWidth / 2; d >= 1; d /= 2, round += 2)
+      for (int j = 0; j < kWidth; ++j) {
+        lanes[round][j] = j & d ? kWidth + j - d : j;
+        lanes[round + 1][j] = j & d ? kWidth + j : j + d;
+      }
+  }
+};
+
+/// to[j * toStride + i] = from[i * fromStride + j] for a kWidth x kWidth
+/// block: log2(kWidth) rounds that swap the off-diagonal quarters of ever
+/// smaller square blocks, two two-vector shuffles per pair of rows.
+inline void transposeBlock(const float *from, int64_t fromStride, float *to, int64_t toStride) {
+  typedef int32_t Lanes __attribute__((vector_size(kWidth * 4)));
+  alignas(64) static constexpr TransposeLanes kLanes;
+  Vec rows[kWidth];
+  for (int i = 0; i < kWidth; ++i)
+    rows[i] = *reinterpret_cast<const Vec *>(from + i * fromStride);
+  int round = 0;
+  for (int d = kWidth / 2; d >= 1; d /= 2, round += 2) {
+    Lanes upper = *reinterpret_cast<const Lanes *>(kLanes.lanes[round]),
+          lower = *reinterpret_cast<const Lanes *>(kLanes.lanes[round + 1]);
+    for (int i = 0; i < kWidth; ++i)
+      if (!(i & d)) {
+        Vec a = rows[i], b = rows[i + d];
+        rows[i] = __builtin_shuffle(a, b, upper);
+        rows[i + d] = __builtin_shuffle(a, b, lower);
+      }
+  }
+  for (int i = 0; i < kWidth; ++i)
+    *reinterpret_cast<Vec *>(to + i * toStride) = rows[i];
 }
 
 } // namespace KERNEL_NAMESPACE

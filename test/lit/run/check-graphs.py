@@ -487,21 +487,28 @@ with open(avx2, "w") as f:
     f.write(re.sub(r"x86-64-v\d[^\"]*", "x86-64-v3", subprocess.run(
         [FUELC, "targets", "--print", "host"], check=True, capture_output=True,
         text=True).stdout))
-for i, (n, c, h, wd, o, kh, kw, strides, pads, dilations, groups) in enumerate(CONV_CASES):
-    attrs = dict(strides=strides, pads=pads, dilations=dilations, groups=groups)
-    f, fb = rand((o, c // groups, kh, kw)), rand((o,))
-    for threads in ["1", "2"]:
-        check(f"conv_{i}_{threads}", [("img", rand((n, c, h, wd)))],
-              [node("c", "conv2d", ["img", "f", "fb"], **attrs), node("y", "clamp", ["c"], min=0.0, max=6.0)],
-              ["y"], constants=[("f", f), ("fb", fb)], run_args=["--threads", threads],
-              tolerance=(1e-4, 1e-4))
-    check(f"conv_{i}_weights_input", [("img", rand((n, c, h, wd))), ("f", f)],
-          [node("y", "conv2d", ["img", "f"], **attrs)], ["y"], tolerance=(1e-4, 1e-4))
-    if TARGET == "host":
-        check(f"conv_{i}_avx2", [("img", rand((n, c, h, wd)))],
-              [node("c", "conv2d", ["img", "f", "fb"], **attrs), node("y", "relu", ["c"])], ["y"],
-              constants=[("f", f), ("fb", fb)], machine_args=["--machine", avx2],
-              tolerance=(1e-4, 1e-4))
+def check_convs(name, cases, tolerance=(1e-4, 1e-4)):
+    """Each case on 1 and 2 threads, with weights that are an input, and on
+    the AVX2 build."""
+    for i, (n, c, h, wd, o, kh, kw, strides, pads, dilations, groups) in enumerate(cases):
+        attrs = dict(strides=strides, pads=pads, dilations=dilations, groups=groups)
+        f, fb = rand((o, c // groups, kh, kw)), rand((o,))
+        for threads in ["1", "2"]:
+            check(f"{name}_{i}_{threads}", [("img", rand((n, c, h, wd)))],
+                  [node("c", "conv2d", ["img", "f", "fb"], **attrs),
+                   node("y", "clamp", ["c"], min=0.0, max=6.0)],
+                  ["y"], constants=[("f", f), ("fb", fb)], run_args=["--threads", threads],
+                  tolerance=tolerance)
+        check(f"{name}_{i}_weights_input", [("img", rand((n, c, h, wd))), ("f", f)],
+              [node("y", "conv2d", ["img", "f"], **attrs)], ["y"], tolerance=tolerance)
+        if TARGET == "host":
+            check(f"{name}_{i}_avx2", [("img", rand((n, c, h, wd)))],
+                  [node("c", "conv2d", ["img", "f", "fb"], **attrs), node("y", "relu", ["c"])],
+                  ["y"], constants=[("f", f), ("fb", fb)], machine_args=["--machine", avx2],
+                  tolerance=tolerance)
+
+
+check_convs("conv", CONV_CASES)
 # A residual added to the conv (either operand order) before ReLU, which
 # the library applies as it writes the result, on both threads' channels.
 image, f, fb = rand((2, 16, 10, 10)), rand((24, 16, 3, 3)), rand((24,))
@@ -627,6 +634,32 @@ for i, batch in enumerate([1, "B"]):
     check(f"elementwise_channel_split_{i}", [("x", rand((1, 32, 48, 48))), ("s", rand((1, 32, 1, 1)))],
           [node("g", "sigmoid", ["s"]), node("y", "mul", ["x", "g"])], ["y"],
           symbolic={"x": [batch, 32, 48, 48]}, dims={"B": 1}, run_args=["--threads", "2"])
+
+# The library conv2d's tiling with output channels in vectors
+# (kernels/x86/channels.cpp), which it runs when its tiles waste fewer
+# multiplies: each register tile shape of the AVX-512 build (7x4, 12x2,
+# 8x3, 6x4, 7x3, 7x2) and of the AVX2 one (6x2, 4x3); channels off the
+# vector width; many blocks of taps; two blocks of pixels (520 channels);
+# a 1x1 window read in place whose last tile runs past the image (13 and 7
+# pixels a row); stride and dilation through the phase planes; groups and
+# a batch; and a residual before ReLU.
+CHANNEL_TILE_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
+    (1, 64, 7, 7, 100, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 400, 13, 13, 64, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 1),
+    (1, 64, 12, 12, 520, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 48, 15, 15, 64, 3, 3, [2, 2], [1, 1, 1, 1], [2, 2], 1),
+    (2, 64, 7, 7, 128, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 2),
+    (1, 128, 14, 14, 96, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 96, 7, 7, 160, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 1),
+    (1, 64, 16, 16, 48, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 32, 6, 6, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+]
+check_convs("channel_tiles", CHANNEL_TILE_CASES, tolerance=(2e-4, 2e-4))
+image, f, fb = rand((2, 64, 7, 7)), rand((96, 64, 3, 3)), rand((96,))
+check("channel_tiles_residual_relu", [("img", image), ("res", rand((2, 96, 7, 7)))],
+      [node("c", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1]), node("s", "add", ["c", "res"]),
+       node("y", "relu", ["s"])], ["y"], constants=[("f", f), ("fb", fb)],
+      run_args=["--threads", "2"], tolerance=(2e-4, 2e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
