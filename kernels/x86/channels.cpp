@@ -25,13 +25,6 @@ using namespace KERNEL_NAMESPACE;
 
 namespace {
 
-struct ChannelPanels {
-  const Conv *s;
-  const View *w;
-  const float *data;
-  int64_t columns; // Channels per panel.
-};
-
 /// Packs a group's weights [Og, taps] into panels of `columns` channels by
 /// tapsPerBlock taps (taps x columns floats each), in the order
 /// convolveBlocks reads them: a layer whose weights come from memory (9 MiB
@@ -124,7 +117,7 @@ void KERNEL_NAMESPACE::convolveByChannels(const Conv &s, const View &w, const fl
   int64_t columns = shape.vectors * kWidth, floats = roundUp(s.Og, columns) * s.taps();
   ChannelPanels context{&s, &w, filters, columns};
   const float *panels =
-      packedFilters(s, w, filters, columns, floats, constant, packChannelPanels, &context);
+      packedFilters(w, filters, s.Og, columns, floats, constant, packChannelPanels, &context);
   withTileShape(shape, [&]<int MR, int NV>() {
     convolveBlocks<MR, NV>(s, panels, rows, offsets, y, out, e);
   });

@@ -12,7 +12,8 @@
 // row too and drops them when the result is copied out (2 of 58 for a 3x3
 // pad-1 layer of width 56). Layers where that and the tile's last columns
 // waste more (short rows: 14x14, 7x7) take channels.cpp's tiling of the
-// same GEMM, output channels in vectors. Depthwise layers are
+// same GEMM, output channels in vectors; 3x3 stride-1 layers of enough
+// channels winograd.cpp's F(2x2, 3x3). Depthwise layers are
 // depthwise.cpp's.
 //
 // Entry points (MLIR C interfaces, as in gemm.cpp):
@@ -90,29 +91,6 @@ void KERNEL_NAMESPACE::buildPlanes(const Conv &s, const View &x, const float *im
     planes[p] = 0.0f;
 }
 
-const float *KERNEL_NAMESPACE::packedFilters(const Conv &s, const View &w, const float *filters,
-                                             int64_t blocking, int64_t floats, bool constant,
-                                             void (*pack)(const void *, float *),
-                                             const void *context) {
-  if (!constant) {
-    float *panels = scratch(kConvWeights, floats);
-    pack(context, panels);
-    return panels;
-  }
-  const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(pack),
-                                  reinterpret_cast<int64_t>(filters),
-                                  s.Og,
-                                  s.Cg,
-                                  s.KH,
-                                  s.KW,
-                                  w.stride(0),
-                                  w.stride(1),
-                                  w.stride(2),
-                                  w.stride(3),
-                                  blocking};
-  return cachedPanels(key, floats, pack, context);
-}
-
 void KERNEL_NAMESPACE::tapOffsets(const Conv &s, int64_t *offsets) {
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t i = 0; i < s.KH; ++i)
@@ -152,7 +130,7 @@ void packWeights(const void *context, float *out) {
 const float *weightPanels(const Conv &s, const View &w, const float *data,
                           int vectors, bool constant) {
   WeightsOfGroup group{&s, &w, data, tapsPerBlock(vectors)};
-  return packedFilters(s, w, data, group.tapsPerBlock, roundUp(s.Og, kMRc) * s.taps(), constant,
+  return packedFilters(w, data, s.Og, group.tapsPerBlock, roundUp(s.Og, kMRc) * s.taps(), constant,
                        packWeights, &group);
 }
 
@@ -335,6 +313,7 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   double perTap = double(s.taps()) / kWidth;
   bool byChannels =
       !depthwise && channelTilesWaste(s) * perTap + 1.0 < columnTilesWaste(s, vectors) * perTap;
+  bool byWinograd = !depthwise && winogradPays(s);
   float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
                 : byChannels
                     ? nullptr
@@ -355,6 +334,10 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
         depthwiseTaps(s, vw, filters, weights);
         convolveChannel(s, weights, planes, offsets, tile);
         copyOut(s, tile, 0, 0, s.columns(), 1, vy, out, group);
+        continue;
+      }
+      if (byWinograd) {
+        convolveWinograd(s, vw, filters, constant, planes, vy, out, group);
         continue;
       }
       if (byChannels) {

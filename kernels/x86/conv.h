@@ -2,8 +2,9 @@
 //
 // The layer shape, the epilogue and the entry points of conv2d's algorithms
 // (conv.cpp: phase planes and a register-tiled GEMM, columns in vectors;
-// channels.cpp: the same GEMM, output channels in vectors; depthwise.cpp:
-// image rows read in place, or phase planes).
+// channels.cpp: the same GEMM, output channels in vectors; winograd.cpp:
+// 3x3 windows by Winograd's F(2x2, 3x3); depthwise.cpp: image rows read in
+// place, or phase planes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,13 +149,6 @@ inline void depthwiseTaps(const Conv &s, const View &w, const float *filter, flo
 /// Copies the Cg channels of `image` into phase planes, zero-padded.
 void buildPlanes(const Conv &s, const View &x, const float *image, float *planes);
 
-/// A group's `filters` in w packed by `pack(context, out)` into `floats`
-/// floats, `blocking` being what else shapes them: kept until release for
-/// constant weights, else packed into this thread's scratch.
-const float *packedFilters(const Conv &s, const View &w, const float *filters, int64_t blocking,
-                           int64_t floats, bool constant, void (*pack)(const void *, float *),
-                           const void *context);
-
 /// Where the run of tap k = (c, i, j) starts in the planes.
 void tapOffsets(const Conv &s, int64_t *offsets);
 
@@ -226,6 +220,16 @@ template <class F> void withTileShape(TileShape shape, F f) {
 void copyOutPixels(const Conv &padded, const float *tile, int64_t channels, int64_t q0,
                    int64_t q1, float *transposed, const View &y, float *out, const Epilogue &e);
 
+/// What packs a group's filters into panels of `columns` output channels
+/// (channels.cpp, winograd.cpp): the layer, the weights, the group's first
+/// filter.
+struct ChannelPanels {
+  const Conv *s;
+  const View *w;
+  const float *data;
+  int64_t columns;
+};
+
 /// Multiplies per needed one of convolveByChannels' tiles on the layer.
 inline double channelTilesWaste(const Conv &s) {
   return tileWaste(bestTileShape(s.OW, s.Og), s.OW, s.Og);
@@ -237,6 +241,15 @@ inline double channelTilesWaste(const Conv &s) {
 void convolveByChannels(const Conv &s, const View &w, const float *filters, bool constant,
                         const float *rows, const int64_t *offsets, const View &y, float *out,
                         const Epilogue &e);
+
+/// Whether convolveWinograd runs the layer, and faster than the direct
+/// tilings: a 3x3 window, unit strides and dilations, enough channels.
+bool winogradPays(const Conv &s);
+
+/// y = epilogue(the convolution of one group) by Winograd's F(2x2, 3x3)
+/// (winograd.cpp) from the group's phase planes.
+void convolveWinograd(const Conv &s, const View &w, const float *filters, bool constant,
+                      const float *planes, const View &y, float *out, const Epilogue &e);
 
 /// row[q] = sum over the taps of weight[t] * planes[offsets[t] + q] for one
 /// channel of a depthwise layer, the columns rounded up to kDepthwiseStep.

@@ -191,6 +191,28 @@ const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
   return p->panels;
 }
 
+const float *packedFilters(const View &w, const void *filters, int64_t outputs, int64_t blocking,
+                           int64_t floats, bool constant, void (*pack)(const void *, float *),
+                           const void *context) {
+  if (!constant) {
+    float *panels = scratch(kConvWeights, floats);
+    pack(context, panels);
+    return panels;
+  }
+  const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(pack),
+                                  reinterpret_cast<int64_t>(filters),
+                                  outputs,
+                                  w.size(1),
+                                  w.size(2),
+                                  w.size(3),
+                                  w.stride(0),
+                                  w.stride(1),
+                                  w.stride(2),
+                                  w.stride(3),
+                                  blocking};
+  return cachedPanels(key, floats, pack, context);
+}
+
 void releaseAll() {
   // The library is unloaded next (no kernel runs now): its key goes with
   // it, and no thread's value points at freed Scratch.

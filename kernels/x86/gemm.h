@@ -70,6 +70,7 @@ enum ScratchSlot {
   kTapRows,
   kConvPatches,
   kConvResults,
+  kConvPixels,
   kScratchSlots
 };
 float *scratch(ScratchSlot slot, int64_t floats);
@@ -81,6 +82,15 @@ constexpr int kKeyWords = 11;
 const float *cachedPanels(const int64_t (&key)[kKeyWords], int64_t floats,
                           void (*pack)(const void *context, float *out),
                           const void *context);
+
+/// Panels that `pack(context, out)` fills with `floats` floats from the
+/// filters of `outputs` output channels at `filters` in conv2d weights `w`
+/// ([O, Cg, KH, KW]), `blocking` being what else shapes them: kept until
+/// release when `constant` (cachedPanels), else packed into this thread's
+/// scratch.
+const float *packedFilters(const View &w, const void *filters, int64_t outputs, int64_t blocking,
+                           int64_t floats, bool constant, void (*pack)(const void *, float *),
+                           const void *context);
 
 /// Frees the scratch and the cached panels of every thread.
 void releaseAll();

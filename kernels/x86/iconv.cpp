@@ -158,22 +158,8 @@ const uint8_t *weightsInTapOrder(const Layer &s, const View &w, bool constant) {
   int64_t outputs = w.size(0);
   int64_t floats = (outputs * s.taps() + 3) / 4;
   ReorderContext context{&s, &w, outputs};
-  if (!constant) {
-    float *out = scratch(kConvWeights, floats);
-    reorderWeights(&context, out);
-    return reinterpret_cast<const uint8_t *>(out);
-  }
-  const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(&reorderWeights),
-                                  reinterpret_cast<int64_t>(w.data<uint8_t>()),
-                                  outputs,
-                                  s.Cg,
-                                  s.KH,
-                                  s.KW,
-                                  w.stride(0),
-                                  w.stride(1),
-                                  w.stride(2),
-                                  w.stride(3)};
-  return reinterpret_cast<const uint8_t *>(cachedPanels(key, floats, reorderWeights, &context));
+  return reinterpret_cast<const uint8_t *>(
+      packedFilters(w, w.data<uint8_t>(), outputs, 0, floats, constant, reorderWeights, &context));
 }
 
 /// Stores the transpose of the 8 x 8 tile at `from` (row stride `ldf`) at

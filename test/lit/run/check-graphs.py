@@ -642,24 +642,55 @@ for i, batch in enumerate([1, "B"]):
 # vector width; many blocks of taps; two blocks of pixels (520 channels);
 # a 1x1 window read in place whose last tile runs past the image (13 and 7
 # pixels a row); stride and dilation through the phase planes; groups and
-# a batch; and a residual before ReLU.
+# a batch; and a residual before ReLU. (3x3 stride-1 windows of enough
+# channels are Winograd's, below.)
 CHANNEL_TILE_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 64, 7, 7, 100, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
     (1, 400, 13, 13, 64, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 1),
-    (1, 64, 12, 12, 520, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 64, 12, 12, 520, 3, 2, [1, 1], [1, 1, 1, 0], [1, 1], 1),
     (1, 48, 15, 15, 64, 3, 3, [2, 2], [1, 1, 1, 1], [2, 2], 1),
     (2, 64, 7, 7, 128, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 2),
-    (1, 128, 14, 14, 96, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 128, 14, 14, 96, 2, 3, [1, 1], [1, 1, 0, 1], [1, 1], 1),
     (1, 96, 7, 7, 160, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 1),
-    (1, 64, 16, 16, 48, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 64, 16, 16, 48, 3, 3, [1, 1], [1, 2, 1, 2], [1, 2], 1),
     (1, 32, 6, 6, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
 ]
+
+
+def check_residual_relu(name, n, c, size, o):
+    """A 3x3 pad-1 conv2d + residual + ReLU on 2 threads."""
+    image, f, fb = rand((n, c, size, size)), rand((o, c, 3, 3)), rand((o,))
+    check(name, [("img", image), ("res", rand((n, o, size, size)))],
+          [node("c", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1]),
+           node("s", "add", ["c", "res"]), node("y", "relu", ["s"])], ["y"],
+          constants=[("f", f), ("fb", fb)], run_args=["--threads", "2"], tolerance=(2e-4, 2e-4))
+    return f, fb
+
+
 check_convs("channel_tiles", CHANNEL_TILE_CASES, tolerance=(2e-4, 2e-4))
-image, f, fb = rand((2, 64, 7, 7)), rand((96, 64, 3, 3)), rand((96,))
-check("channel_tiles_residual_relu", [("img", image), ("res", rand((2, 96, 7, 7)))],
-      [node("c", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1]), node("s", "add", ["c", "res"]),
-       node("y", "relu", ["s"])], ["y"], constants=[("f", f), ("fb", fb)],
-      run_args=["--threads", "2"], tolerance=(2e-4, 2e-4))
+check_residual_relu("channel_tiles_residual_relu", 2, 64, 7, 96)
+
+# 3x3 stride-1 layers of enough channels by Winograd's F(2x2, 3x3)
+# (kernels/x86/winograd.cpp): odd heights and widths (tiles past the
+# image), channels off the vector width, asymmetric and no pads, a batch,
+# groups, many blocks of input channels (130, on a 7x7 image), and two
+# blocks of tile rows (39x41); a residual before ReLU; NaN inputs, which
+# reach the results whose windows hold them and no others.
+WINOGRAD_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
+    (1, 16, 11, 13, 40, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (2, 48, 12, 10, 64, 3, 3, [1, 1], [0, 1, 2, 1], [1, 1], 1),
+    (1, 130, 7, 7, 36, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 64, 39, 41, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 64, 12, 12, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 2),
+    (1, 24, 14, 14, 48, 3, 3, [1, 1], [0, 0, 0, 0], [1, 1], 1),
+]
+check_convs("winograd", WINOGRAD_CASES, tolerance=(2e-4, 2e-4))
+f, fb = check_residual_relu("winograd_residual_relu", 2, 32, 10, 32)
+image = rand((1, 32, 12, 11))
+image[0, 3, 0, 0], image[0, 7, 5, 6], image[0, 31, 11, 10] = np.nan, np.nan, np.nan
+check("winograd_nan", [("img", image)],
+      [node("y", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1])], ["y"],
+      constants=[("f", f), ("fb", fb)], tolerance=(2e-4, 2e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
