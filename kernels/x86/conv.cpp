@@ -135,7 +135,7 @@ const float *weightPanels(const Conv &s, const View &w, const float *data,
 }
 
 /// to[i] = act(from[i] + bias + residual[i]) for i < n, all contiguous (a
-/// null residual is zero): a vector at a time, then the tail.
+/// null residual is zero): a vector at a time.
 inline void applyEpilogue(const Epilogue &e, const float *from, const float *residual,
                           float *to, int64_t n, float bias) {
   int64_t i = 0;
@@ -145,10 +145,15 @@ inline void applyEpilogue(const Epilogue &e, const float *from, const float *res
       v += *reinterpret_cast<const Vec *>(residual + i);
     *reinterpret_cast<Vec *>(to + i) = activate(e, v);
   }
-  for (; i < n; ++i) {
-    Vec v = Vec{} + (from[i] + bias + (residual ? residual[i] : 0.0f));
-    to[i] = activate(e, v)[0];
-  }
+  if (i == n)
+    return;
+  // The tail as one masked vector: rows of 7, 13 or 14 results are all
+  // tail.
+  LaneMask lanes = lanesWithin(i, n);
+  Vec v = loadLanes(from + i, lanes) + bias;
+  if (residual)
+    v += loadLanes(residual + i, lanes);
+  storeLanes(to + i, lanes, activate(e, v));
 }
 
 } // namespace
