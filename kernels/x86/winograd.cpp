@@ -177,11 +177,14 @@ void convolveTiles(const Conv &s, const float *panels, const float *planes, cons
 
 bool KERNEL_NAMESPACE::winogradPays(const Conv &s) {
   // The transforms cost about what the saved multiplies would with fewer
-  // than 16 channels in or 32 out, and on images below 10x10 (a 7x7 one
-  // is 4x4 tiles, 64 pixels) but with many input channels (measured on
-  // the layers of ResNet-18, GoogLeNet and SqueezeNet, Zen 5).
+  // than 16 channels in or 32 out. Images below 10x10 waste tiles (a 7x7
+  // one is 4x4 tiles, 64 pixels) and their layers have the most channels,
+  // whose transformed weights (16/9 of the filters') come from memory in
+  // a model: ResNet-18's 512-channel 7x7 layers ran as fast either way
+  // with one thread and slower by Winograd with two. (Measured on the
+  // layers of ResNet-18, GoogLeNet and SqueezeNet, Zen 5.)
   bool window = s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
-  return window && s.Cg >= 16 && s.Og >= 32 && (s.OH * s.OW >= 100 || s.Cg >= 128);
+  return window && s.Cg >= 16 && s.Og >= 32 && s.OH * s.OW >= 100;
 }
 
 void KERNEL_NAMESPACE::convolveWinograd(const Conv &s, const View &w, const float *filters,

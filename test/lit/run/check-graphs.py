@@ -673,13 +673,13 @@ check_residual_relu("channel_tiles_residual_relu", 2, 64, 7, 96)
 # 3x3 stride-1 layers of enough channels by Winograd's F(2x2, 3x3)
 # (kernels/x86/winograd.cpp): odd heights and widths (tiles past the
 # image), channels off the vector width, asymmetric and no pads, a batch,
-# groups, many blocks of input channels (130, on a 7x7 image), and two
+# groups, two blocks of input channels (130), and two
 # blocks of tile rows (39x41); a residual before ReLU; NaN inputs, which
 # reach the results whose windows hold them and no others.
 WINOGRAD_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 16, 11, 13, 40, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
     (2, 48, 12, 10, 64, 3, 3, [1, 1], [0, 1, 2, 1], [1, 1], 1),
-    (1, 130, 7, 7, 36, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 130, 10, 10, 36, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
     (1, 64, 39, 41, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
     (1, 64, 12, 12, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 2),
     (1, 24, 14, 14, 48, 3, 3, [1, 1], [0, 0, 0, 0], [1, 1], 1),
