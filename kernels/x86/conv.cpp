@@ -298,24 +298,6 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
     convolveDepthwiseInPlace(s, vx, vw, vy, epilogue);
     return;
   }
-  // Calls f(image, filters, out, epilogue) for each image and group.
-  auto forEachGroup = [&](auto f) {
-    for (int64_t n = 0; n < vx.size(0); ++n)
-      for (int64_t g = 0; g < groups; ++g) {
-        Epilogue group = epilogue.ofChannel(g * s.Og);
-        if (group.residual)
-          group.residual += n * vr.stride(0);
-        f(vx.data() + n * vx.stride(0) + g * s.Cg * vx.stride(1),
-          vw.data() + g * s.Og * vw.stride(0),
-          vy.data() + n * vy.stride(0) + g * s.Og * vy.stride(1), group);
-      }
-  };
-  if (!depthwise && vx.stride(3) == 1 && winogradPays(s)) {
-    forEachGroup([&](const float *image, const float *filters, float *out, const Epilogue &group) {
-      convolveWinograd(s, vx, image, vw, filters, constant, vy, out, group);
-    });
-    return;
-  }
   // A 1x1 window with unit strides and no padding reads the image's own
   // rows: nothing to copy.
   bool inPlace = !depthwise && s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 &&
@@ -336,22 +318,37 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   double perTap = double(s.taps()) / kWidth;
   bool byChannels =
       !depthwise && channelTilesWaste(s) * perTap + 1.0 < columnTilesWaste(s, vectors) * perTap;
+  bool byWinograd = !depthwise && winogradPays(s);
   float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
                 : byChannels
                     ? nullptr
                     : scratch(kConvTile, roundUp(s.Og, kMRc) * blockColumns(s, vectors * kWidth));
   float weights[kMaxDepthwiseTaps]; // A depthwise channel's taps.
-  forEachGroup([&](const float *image, const float *filters, float *out, const Epilogue &group) {
-    const float *rows = inPlace ? image : planes;
-    if (!inPlace)
-      buildPlanes(s, vx, image, planes);
-    if (depthwise) {
-      depthwiseTaps(s, vw, filters, weights);
-      convolveChannel(s, weights, planes, offsets, tile);
-      copyOut(s, tile, 0, 0, s.columns(), 1, vy, out, group);
-    } else if (byChannels) {
-      convolveByChannels(s, vw, filters, constant, rows, offsets, vy, out, group);
-    } else {
+  for (int64_t n = 0; n < vx.size(0); ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      const float *image = vx.data() + n * vx.stride(0) + g * s.Cg * vx.stride(1);
+      Epilogue group = epilogue.ofChannel(g * s.Og);
+      if (group.residual)
+        group.residual += n * vr.stride(0);
+      const float *filters = vw.data() + g * s.Og * vw.stride(0);
+      float *out = vy.data() + n * vy.stride(0) + g * s.Og * vy.stride(1);
+      const float *rows = inPlace ? image : planes;
+      if (!inPlace)
+        buildPlanes(s, vx, image, planes);
+      if (depthwise) {
+        depthwiseTaps(s, vw, filters, weights);
+        convolveChannel(s, weights, planes, offsets, tile);
+        copyOut(s, tile, 0, 0, s.columns(), 1, vy, out, group);
+        continue;
+      }
+      if (byWinograd) {
+        convolveWinograd(s, vw, filters, constant, planes, vy, out, group);
+        continue;
+      }
+      if (byChannels) {
+        convolveByChannels(s, vw, filters, constant, rows, offsets, vy, out, group);
+        continue;
+      }
       const float *panels = weightPanels(s, vw, filters, vectors, constant);
       if (vectors == 1)
         convolveGroup<1>(s, panels, rows, offsets, tile, vy, out, group);
@@ -360,7 +357,6 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
       else
         convolveGroup<kMaxVectors>(s, panels, rows, offsets, tile, vy, out, group);
     }
-  });
 }
 
 extern "C" void CONV_RELEASE() { releaseAll(); }

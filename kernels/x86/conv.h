@@ -247,11 +247,9 @@ void convolveByChannels(const Conv &s, const View &w, const float *filters, bool
 bool winogradPays(const Conv &s);
 
 /// y = epilogue(the convolution of one group) by Winograd's F(2x2, 3x3)
-/// (winograd.cpp), reading the group's `image` in x (rows contiguous) in
-/// place.
-void convolveWinograd(const Conv &s, const View &x, const float *image, const View &w,
-                      const float *filters, bool constant, const View &y, float *out,
-                      const Epilogue &e);
+/// (winograd.cpp) from the group's phase planes.
+void convolveWinograd(const Conv &s, const View &w, const float *filters, bool constant,
+                      const float *planes, const View &y, float *out, const Epilogue &e);
 
 /// row[q] = sum over the taps of weight[t] * planes[offsets[t] + q] for one
 /// channel of a depthwise layer, the columns rounded up to kDepthwiseStep.

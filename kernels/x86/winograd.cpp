@@ -10,9 +10,9 @@
 //
 //  - Weights: transformed and packed once (constant weights are cached) in
 //    channels.cpp's panels, per (xi, nu).
-//  - Inputs: B^T d B is computed a vector of tiles of a tile row at a time,
-//    from the image's rows read in place with stride 2 (masked loads: the
-//    pads are zero lanes), into V[(xi, nu)][c][tile].
+//  - Inputs: the phase planes are the zero-padded image (stride 1). B^T d B
+//    is computed a vector of tiles of a tile row at a time, from rows read
+//    with stride 2, into V[(xi, nu)][c][tile].
 //  - GEMMs: gemm.h's microkernel, output channels in vectors, MR tiles of
 //    V broadcast: M[(xi, nu)][tile][o].
 //  - Outputs: A^T M A, a vector of channels at a time, into a tile of
@@ -76,34 +76,29 @@ void packWinogradWeights(const void *context, float *out) {
 }
 
 /// V[point][c][tile] = B^T d B for the tiles of tile rows [ty0, ty0 + rows)
-/// (`stride` tiles per point and channel), d read from the image's rows:
-/// zeros past its edges (the pads, and the rows and columns past odd
-/// extents, which feed only results that are dropped).
-void transformInputs(const Conv &s, const View &x, const float *image, int64_t tilesWide,
-                     int64_t ty0, int64_t rows, int64_t stride, float *v) {
+/// (`stride` tiles per point and channel), d read from the planes.
+void transformInputs(const Conv &s, const float *planes, int64_t tilesWide, int64_t ty0,
+                     int64_t rows, int64_t stride, float *v) {
   for (int64_t c = 0; c < s.Cg; ++c)
-    for (int64_t ty = ty0; ty < ty0 + rows; ++ty)
+    for (int64_t ty = ty0; ty < ty0 + rows; ++ty) {
+      // The patch rows 2 ty .. 2 ty + 3; the last may be one past the plane
+      // (odd OH) and feed only results that are dropped.
+      const float *row = planes + c * s.planeFloats() + 2 * ty * s.Wq;
       for (int64_t tx0 = 0; tx0 < tilesWide; tx0 += kWidth) {
-        Vec x4[4][4]; // x4[r][j]: element (r, j) of the patches of kWidth tiles.
-        for (int r = 0; r < 4; ++r) {
-          int64_t ih = 2 * ty + r - s.padTop;
-          for (int j = 0; j < 4; ++j)
-            x4[r][j] = Vec{};
-          if (ih < 0 || ih >= s.H)
-            continue;
-          const float *row = image + c * x.stride(1) + ih * x.stride(2);
+        Vec x[4][4]; // x[r][j]: element (r, j) of the patches of kWidth tiles.
+        for (int r = 0; r < 4; ++r)
           for (int j = 0; j < 4; ++j) {
-            int64_t at = 2 * tx0 + j - s.padLeft;
-            x4[r][j] = evenLanes(loadLanes(row + at, lanesWithin(at, s.W)),
-                                 loadLanes(row + at + kWidth, lanesWithin(at + kWidth, s.W)));
+            int64_t at = 2 * tx0 + j;
+            const float *run = row + r * s.Wq + at;
+            x[r][j] = evenLanes(loadLanes(run, lanesWithin(at, s.Wq)),
+                                loadLanes(run + kWidth, lanesWithin(at + kWidth, s.Wq)));
           }
-        }
         Vec t[4][4]; // B^T d
         for (int j = 0; j < 4; ++j) {
-          t[0][j] = x4[0][j] - x4[2][j];
-          t[1][j] = x4[1][j] + x4[2][j];
-          t[2][j] = x4[2][j] - x4[1][j];
-          t[3][j] = x4[1][j] - x4[3][j];
+          t[0][j] = x[0][j] - x[2][j];
+          t[1][j] = x[1][j] + x[2][j];
+          t[2][j] = x[2][j] - x[1][j];
+          t[3][j] = x[1][j] - x[3][j];
         }
         LaneMask tiles = lanesWithin(tx0, tilesWide);
         float *to = v + c * stride + (ty - ty0) * tilesWide + tx0;
@@ -115,6 +110,7 @@ void transformInputs(const Conv &s, const View &x, const float *image, int64_t t
           storeLanes(to + (point + 3) * s.Cg * stride, tiles, t[i][1] - t[i][3]);
         }
       }
+    }
 }
 
 /// The 2x2 results of `tiles` tiles (`tilesWide` a row) from M[point][tile]
@@ -144,8 +140,8 @@ void transformOutputs(const float *m, int64_t tiles, int64_t tilesWide, int64_t 
 }
 
 template <int MR, int NV>
-void convolveTiles(const Conv &s, const float *panels, const View &x, const float *image,
-                   const View &y, float *out, const Epilogue &e, int64_t blockRows) {
+void convolveTiles(const Conv &s, const float *panels, const float *planes, const View &y,
+                   float *out, const Epilogue &e, int64_t blockRows) {
   constexpr int64_t kColumns = NV * kWidth, kTaps = tapsPerBlock(NV);
   int64_t tilesHigh = (s.OH + 1) / 2, tilesWide = (s.OW + 1) / 2;
   int64_t channels = roundUp(s.Og, kColumns), stride = roundUp(blockRows * tilesWide, MR);
@@ -159,7 +155,7 @@ void convolveTiles(const Conv &s, const float *panels, const View &x, const floa
   for (int64_t ty0 = 0; ty0 < tilesHigh; ty0 += blockRows) {
     int64_t rows = tilesHigh - ty0 < blockRows ? tilesHigh - ty0 : blockRows;
     int64_t tiles = rows * tilesWide;
-    transformInputs(s, x, image, tilesWide, ty0, rows, stride, v);
+    transformInputs(s, planes, tilesWide, ty0, rows, stride, v);
     for (int point = 0; point < kPoints; ++point)
       for (int64_t k0 = 0; k0 < s.Cg; k0 += kTaps) {
         int64_t kc = s.Cg - k0 < kTaps ? s.Cg - k0 : kTaps;
@@ -191,9 +187,9 @@ bool KERNEL_NAMESPACE::winogradPays(const Conv &s) {
   return window && s.Cg >= 16 && s.Og >= 32 && s.OH * s.OW >= 100;
 }
 
-void KERNEL_NAMESPACE::convolveWinograd(const Conv &s, const View &x, const float *image,
-                                        const View &w, const float *filters, bool constant,
-                                        const View &y, float *out, const Epilogue &e) {
+void KERNEL_NAMESPACE::convolveWinograd(const Conv &s, const View &w, const float *filters,
+                                        bool constant, const float *planes, const View &y,
+                                        float *out, const Epilogue &e) {
   // Tile rows per block: its transforms and results (about 2 MiB) stay in
   // L2 and L3 between the steps; per point, a GEMM's share stays in L2.
   int64_t tilesHigh = (s.OH + 1) / 2, tilesWide = (s.OW + 1) / 2;
@@ -206,6 +202,6 @@ void KERNEL_NAMESPACE::convolveWinograd(const Conv &s, const View &x, const floa
   const float *panels =
       packedFilters(w, filters, s.Og, columns, floats, constant, packWinogradWeights, &context);
   withTileShape(shape, [&]<int MR, int NV>() {
-    convolveTiles<MR, NV>(s, panels, x, image, y, out, e, blockRows);
+    convolveTiles<MR, NV>(s, panels, planes, y, out, e, blockRows);
   });
 }
