@@ -80,6 +80,22 @@ inline Vec evenLanes(Vec lo, Vec hi) {
 #endif
 }
 
+/// Lane j of the result is lane lanes[j] of a's and b's lanes in a row
+/// (b's from kWidth on).
+inline Vec shuffle(Vec a, Vec b, const int32_t *lanes) {
+#if VECTOR_FLOATS == 16
+  __m512i index = _mm512_loadu_si512(lanes);
+  return (Vec)_mm512_permutex2var_ps((__m512)a, index, (__m512)b);
+#else
+  // Both sources permuted, then blended by the index's bit 3 (shifted into
+  // the sign bit, which blendv reads).
+  __m256i index = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(lanes));
+  __m256 fromA = _mm256_permutevar8x32_ps((__m256)a, index),
+         fromB = _mm256_permutevar8x32_ps((__m256)b, index);
+  return (Vec)_mm256_blendv_ps(fromA, fromB, _mm256_castsi256_ps(_mm256_slli_epi32(index, 28)));
+#endif
+}
+
 /// The lanes of transposeBlock's two-vector shuffles: for each round (the
 /// block side d = kWidth / 2, ..., 1), those of the pair's upper row, then
 /// of its lower row. Lanes j with j & d take the lower row's lane j - d into
@@ -101,20 +117,18 @@ struct TransposeLanes {
 /// block: log2(kWidth) rounds that swap the off-diagonal quarters of ever
 /// smaller square blocks, two two-vector shuffles per pair of rows.
 inline void transposeBlock(const float *from, int64_t fromStride, float *to, int64_t toStride) {
-  typedef int32_t Lanes __attribute__((vector_size(kWidth * 4)));
   alignas(64) static constexpr TransposeLanes kLanes;
   Vec rows[kWidth];
   for (int i = 0; i < kWidth; ++i)
     rows[i] = *reinterpret_cast<const Vec *>(from + i * fromStride);
   int round = 0;
   for (int d = kWidth / 2; d >= 1; d /= 2, round += 2) {
-    Lanes upper = *reinterpret_cast<const Lanes *>(kLanes.lanes[round]),
-          lower = *reinterpret_cast<const Lanes *>(kLanes.lanes[round + 1]);
+    const int32_t *upper = kLanes.lanes[round], *lower = kLanes.lanes[round + 1];
     for (int i = 0; i < kWidth; ++i)
       if (!(i & d)) {
         Vec a = rows[i], b = rows[i + d];
-        rows[i] = __builtin_shuffle(a, b, upper);
-        rows[i + d] = __builtin_shuffle(a, b, lower);
+        rows[i] = shuffle(a, b, upper);
+        rows[i + d] = shuffle(a, b, lower);
       }
   }
   for (int i = 0; i < kWidth; ++i)
