@@ -304,11 +304,13 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
                  padTop == 0 && padLeft == 0 && s.OH == s.H && s.OW == s.W &&
                  vx.stride(3) == 1 && vx.stride(2) == s.W;
   float *planes = inPlace ? nullptr : scratch(kConvPlanes, s.planesFloats());
+  bool byWinograd = !depthwise && winogradPays(s);
+  // Winograd reads the planes through its own transforms.
   auto *offsets = reinterpret_cast<int64_t *>(scratch(kConvOffsets, 2 * s.taps()));
   if (inPlace)
     for (int64_t c = 0; c < s.Cg; ++c)
       offsets[c] = c * vx.stride(1);
-  else
+  else if (!byWinograd)
     tapOffsets(s, offsets);
   int vectors = columnVectors(s);
   // The tiling of fewer FMAs of vectors per output: the multiplies each
@@ -318,9 +320,8 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
   double perTap = double(s.taps()) / kWidth;
   bool byChannels =
       !depthwise && channelTilesWaste(s) * perTap + 1.0 < columnTilesWaste(s, vectors) * perTap;
-  bool byWinograd = !depthwise && winogradPays(s);
   float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
-                : byChannels
+                : byChannels || byWinograd
                     ? nullptr
                     : scratch(kConvTile, roundUp(s.Og, kMRc) * blockColumns(s, vectors * kWidth));
   float weights[kMaxDepthwiseTaps]; // A depthwise channel's taps.

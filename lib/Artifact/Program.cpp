@@ -126,13 +126,15 @@ std::optional<Layout> Tensor::layout(std::span<const int64_t> symbolValues) cons
 }
 
 std::string artifact::kernelSignature(std::span<const std::pair<DType, size_t>> args,
-                                     bool readsSymbols) {
+                                      bool readsSymbols, bool takesSliceOrigin) {
   std::string out;
   for (const auto &[dtype, rank] : args)
     out += (out.empty() ? "" : ",") + std::string(dtypeName(dtype)) + ":" +
            std::to_string(rank);
   if (readsSymbols)
     out += out.empty() ? "i64:1" : ",i64:1";
+  if (takesSliceOrigin)
+    out += out.empty() ? "origin" : ",origin";
   return out;
 }
 
@@ -140,7 +142,7 @@ std::string artifact::kernelSignature(const Kernel &kernel) {
   std::vector<std::pair<DType, size_t>> args;
   for (const KernelArg &a : kernel.args)
     args.emplace_back(a.tensor.dtype, a.tensor.sizes.size());
-  return kernelSignature(args, !kernel.symbols.empty());
+  return kernelSignature(args, !kernel.symbols.empty(), kernel.sliceOrigin);
 }
 
 std::string_view artifact::deviceKindOf(std::string_view id) {

@@ -440,6 +440,7 @@ void ProgramParser::parseKernels(const json &j) {
     for (int64_t s : r.integers(e, "symbols", ptr, 0, int64_t(p.symbols.size()) - 1,
                                 p.symbols.size()))
       kernel.symbols.push_back(static_cast<uint32_t>(s));
+    kernel.sliceOrigin = r.boolean(e, "slice_origin", ptr);
     p.kernels.push_back(std::move(kernel));
   });
 }

@@ -132,7 +132,8 @@ std::string artifact::printProgram(const Program &p) {
                        {"label", k.label},
                        {"splittable", k.splittable},
                        {"args", std::move(args)},
-                       {"symbols", k.symbols}});
+                       {"symbols", k.symbols},
+                       {"slice_origin", k.sliceOrigin}});
   }
   j["kernels"] = std::move(kernels);
   json copies = json::array();

@@ -145,7 +145,7 @@ static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
     }
   }
   callLibrary(e, node, {unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, y)},
-              {flags});
+              i64Constants(e, {flags}));
   return success();
 }
 

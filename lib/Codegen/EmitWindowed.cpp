@@ -351,6 +351,24 @@ static std::optional<ConvEpilogue> matchEpilogue(const KernelEmitter &e) {
   return epilogue;
 }
 
+/// `leading` then the window's top and left pads and dilations, as a
+/// library window kernel takes them. A slice of output rows from `origin`
+/// on (KernelSpec::takesSliceOrigin) reads the whole input as if its top pad
+/// were origin * strideH rows smaller.
+static std::vector<std::string> windowScalars(KernelEmitter &e, const Window &win,
+                                              std::initializer_list<int64_t> leading) {
+  std::vector<std::string> scalars = i64Constants(e, leading);
+  std::vector<std::string> window =
+      i64Constants(e, {win.pads[0], win.pads[1], win.dilations[0], win.dilations[1]});
+  if (e.spec.takesSliceOrigin) {
+    std::string stride = i64Constants(e, {win.strides[0]})[0];
+    std::string shift = e.op("arith.muli " + e.sliceOrigin() + ", " + stride, "i64");
+    window[0] = e.op("arith.subi " + window[0] + ", " + shift, "i64");
+  }
+  scalars.insert(scalars.end(), window.begin(), window.end());
+  return scalars;
+}
+
 /// A call to the library conv2d (kernels/x86/conv.cpp), which reads the
 /// groups from the operands' channels and adds the bias itself.
 static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
@@ -372,9 +390,7 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
   args.push_back(operands.size() == 3 ? unranked(e, operands[2]) : args[2]);
   args.push_back(epilogue.residual ? unranked(e, *epilogue.residual) : args[2]);
   Window win = windowOf(graph, node);
-  callLibrary(e, node, args,
-              {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1], win.dilations[0],
-               win.dilations[1]},
+  callLibrary(e, node, args, windowScalars(e, win, {flags, win.strides[0], win.strides[1]}),
               {epilogue.lo, epilogue.hi});
   return success();
 }
@@ -390,17 +406,16 @@ static LogicalResult emitLibraryIntegerConv(KernelEmitter &e, NodeId node) {
   flags |= graph.dtype(operands[1]) == DType::U8 ? 32 : 0;
   Window win = windowOf(graph, node);
   callLibrary(e, node, {unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, {node, 0})},
-              {flags, win.strides[0], win.strides[1], win.pads[0], win.pads[1], win.dilations[0],
-               win.dilations[1]});
+              windowScalars(e, win, {flags, win.strides[0], win.strides[1]}));
   return success();
 }
 
 /// A call to the library max_pool2d (kernels/x86/pool.cpp).
 static LogicalResult emitLibraryMaxPool(KernelEmitter &e, NodeId node) {
   Window win = windowOf(e.graph, node);
-  callLibrary(e, node, {unranked(e, e.graph.operands(node)[0]), unranked(e, {node, 0})},
-              {win.kernel[0], win.kernel[1], win.strides[0], win.strides[1], win.pads[0],
-               win.pads[1], win.dilations[0], win.dilations[1]});
+  callLibrary(
+      e, node, {unranked(e, e.graph.operands(node)[0]), unranked(e, {node, 0})},
+      windowScalars(e, win, {win.kernel[0], win.kernel[1], win.strides[0], win.strides[1]}));
   return success();
 }
 

@@ -425,7 +425,8 @@ LogicalResult fuel::emitGpuModule(const Graph &graph, const std::vector<KernelSp
     std::vector<std::pair<DType, size_t>> args;
     for (const KernelArg &arg : spec.args)
       args.emplace_back(graph.dtype(arg.value), graph.shape(arg.value).size());
-    kernel.signature = artifact::kernelSignature(args, !spec.symbols.empty());
+    kernel.signature =
+        artifact::kernelSignature(args, !spec.symbols.empty(), spec.takesSliceOrigin);
     // A library kernel alone generates no code: its capsule's revision stands.
     if (module.size() > start)
       kernel.revision =

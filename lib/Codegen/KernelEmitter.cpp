@@ -99,17 +99,24 @@ std::string codegen::unranked(KernelEmitter &e, ValueRef value) {
 }
 
 void codegen::callLibrary(KernelEmitter &e, NodeId head, const std::vector<std::string> &operands,
-                          std::initializer_list<int64_t> ints,
+                          const std::vector<std::string> &scalars,
                           std::initializer_list<double> floats) {
   std::vector<std::string> args = operands;
-  for (int64_t v : ints)
-    args.push_back(e.op("arith.constant " + std::to_string(v), "i64"));
+  args.insert(args.end(), scalars.begin(), scalars.end());
   for (double v : floats)
     args.push_back(e.constant(v, "f32"));
   e.body() << "    func.call @" << e.spec.librarySymbol << "(";
   for (size_t i = 0; i < args.size(); ++i)
     e.body() << (i ? ", " : "") << args[i];
   e.body() << ") : " << librarySignature(e.graph, head) << "\n";
+}
+
+std::vector<std::string> codegen::i64Constants(KernelEmitter &e,
+                                               std::initializer_list<int64_t> ints) {
+  std::vector<std::string> values;
+  for (int64_t v : ints)
+    values.push_back(e.op("arith.constant " + std::to_string(v), "i64"));
+  return values;
 }
 
 std::string codegen::affineMap(unsigned rank,
@@ -202,6 +209,10 @@ std::string KernelEmitter::symbolValue(uint32_t symbol) {
                          "]",
                      "memref<?xi64>");
   return op("arith.index_cast " + v + " : i64 to index", "");
+}
+
+std::string KernelEmitter::sliceOrigin() {
+  return op("memref.load %origin[" + index(0) + "]", "memref<1xi64>");
 }
 
 std::string KernelEmitter::extentProduct(const std::vector<Extent> &shape,
@@ -509,6 +520,8 @@ LogicalResult KernelEmitter::emit(std::string &out, DiagnosticEngine &diag) {
            " {llvm.noalias}";
   if (!spec.symbols.empty())
     out += ", %syms: memref<?xi64> {llvm.noalias}";
+  if (spec.takesSliceOrigin)
+    out += ", %origin: memref<1xi64> {llvm.noalias}";
   out += ") attributes {llvm.emit_c_interface} {\n";
   out += prologue.str() + text.str() + epilogue.str();
   out += "    return\n  }\n";

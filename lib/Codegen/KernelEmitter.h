@@ -124,6 +124,9 @@ public:
   /// ` : type` unless `type` is empty (ops that spell their types).
   std::string op(const std::string &text, const std::string &type);
   std::string constant(double value, const std::string &type);
+  /// The first index of the kernel's slice along its split axis (an i64;
+  /// KernelSpec::takesSliceOrigin).
+  std::string sliceOrigin();
   /// Converts a loaded element of `t` to its compute type and back.
   std::string toCompute(const std::string &v, DType t);
   /// `v` (an element of `t`, in its compute type) in type `acc`, a
@@ -151,10 +154,13 @@ std::string librarySignature(const Graph &graph, NodeId head);
 std::string unranked(KernelEmitter &e, ValueRef value);
 
 /// A call of the kernel's library symbol with the signature of `kind`.
-/// `ints` are passed as i64 constants after `operands`, then `floats` as
-/// f32 constants.
+/// `scalars` (values) are passed after `operands`, then `floats` as f32
+/// constants.
 void callLibrary(KernelEmitter &e, NodeId head, const std::vector<std::string> &operands,
-                 std::initializer_list<int64_t> ints, std::initializer_list<double> floats = {});
+                 const std::vector<std::string> &scalars,
+                 std::initializer_list<double> floats = {});
+/// `ints` as i64 constants.
+std::vector<std::string> i64Constants(KernelEmitter &e, std::initializer_list<int64_t> ints);
 
 /// Whether `value` is a constant or a view of one (a library kernel keeps
 /// such an operand packed across calls).

@@ -197,6 +197,7 @@ void Lowering::lowerKernels() {
       kernel.args.push_back(
           {tensor(arg.value, device), arg.isResult, arg.splitAxis, arg.contiguous});
     kernel.symbols = spec.symbols;
+    kernel.sliceOrigin = spec.takesSliceOrigin;
     p.kernels.push_back(std::move(kernel));
   }
 }

@@ -239,7 +239,8 @@ std::string fuel::printPlanJson(const Graph &graph, const ExecutionPlan &plan) {
                        {"nodes", std::move(nodes)},
                        {"splittable", spec.splittable},
                        {"args", std::move(args)},
-                       {"symbols", std::move(symbols)}});
+                       {"symbols", std::move(symbols)},
+                       {"slice_origin", spec.takesSliceOrigin}});
   }
   j["kernels"] = std::move(kernels);
   nlohmann::ordered_json copies = nlohmann::ordered_json::array();

@@ -41,6 +41,10 @@ struct KernelCall {
   std::vector<std::vector<int64_t>> descriptors;
   /// Values of the symbols the kernel reads (the last descriptor's data).
   std::vector<int64_t> symbolValues;
+  /// The descriptor of the slice's first index (KernelSpec::takesSliceOrigin),
+  /// or -1. It holds 0 as built; a backend running slices points it at each
+  /// slice's.
+  int originArg = -1;
   std::vector<int> splitAxes;
   std::vector<int64_t> elementBytes;
   /// Extent of the split axis (0: not splittable) and elements touched, to

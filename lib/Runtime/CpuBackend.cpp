@@ -143,6 +143,8 @@ private:
     pool->parallelFor(chunks, [&](int64_t c) {
       int64_t lo = extent * c / chunks, hi = extent * (c + 1) / chunks;
       std::vector<std::vector<int64_t>> slices = call.descriptors;
+      if (call.originArg >= 0)
+        slices[call.originArg][0] = slices[call.originArg][1] = reinterpret_cast<int64_t>(&lo);
       std::vector<void *> argv(slices.size());
       for (size_t i = 0; i < slices.size(); ++i) {
         std::vector<int64_t> &d = slices[i];

@@ -424,16 +424,21 @@ KernelCall Session::Impl::buildCall(size_t k, const std::vector<int64_t> &values
   if (!info.symbols.empty()) {
     for (uint32_t id : info.symbols)
       call.symbolValues.push_back(values[id]);
-    call.descriptors.push_back({0, 0, 0, int64_t(info.symbols.size()), 1});
+    int64_t at = reinterpret_cast<int64_t>(call.symbolValues.data());
+    call.descriptors.push_back({at, at, 0, int64_t(info.symbols.size()), 1});
+    call.splitAxes.push_back(-1);
+    call.elementBytes.push_back(8);
+  }
+  if (info.sliceOrigin) {
+    static const int64_t kWholeOrigin = 0;
+    int64_t at = reinterpret_cast<int64_t>(&kWholeOrigin);
+    call.originArg = static_cast<int>(call.descriptors.size());
+    call.descriptors.push_back({at, at, 0, 1, 1});
     call.splitAxes.push_back(-1);
     call.elementBytes.push_back(8);
   }
   for (std::vector<int64_t> &d : call.descriptors)
     call.argv.push_back(d.data());
-  if (!call.symbolValues.empty()) {
-    int64_t base = reinterpret_cast<int64_t>(call.symbolValues.data());
-    call.descriptors.back()[0] = call.descriptors.back()[1] = base;
-  }
   backends[info.device]->prepare(call);
   return call;
 }

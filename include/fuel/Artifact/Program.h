@@ -139,6 +139,8 @@ struct Kernel {
   std::vector<KernelArg> args;
   /// Program symbols whose values the kernel reads, in its order.
   std::vector<uint32_t> symbols;
+  /// Whether the kernel takes its slice's first index (KernelSpec.h).
+  bool sliceOrigin = false;
 };
 
 struct Copy {
@@ -180,10 +182,11 @@ struct Program {
 
 /// What a kernel binary says a kernel takes, to be compared with what the
 /// program passes it: `dtype:rank` per argument, comma-separated, then
-/// `i64:1` for the symbol values of a kernel that reads them. x86 kernel
-/// binaries export it as the C string `<symbol>_signature`.
-std::string kernelSignature(std::span<const std::pair<DType, size_t>> args,
-                            bool readsSymbols);
+/// `i64:1` for the symbol values of a kernel that reads them, then `origin`
+/// for a kernel that takes its slice's first index. x86 kernel binaries
+/// export it as the C string `<symbol>_signature`.
+std::string kernelSignature(std::span<const std::pair<DType, size_t>> args, bool readsSymbols,
+                            bool takesSliceOrigin);
 std::string kernelSignature(const Kernel &kernel);
 
 /// The route's program as JSON (`fuel.program`, docs/artifact-format.md).

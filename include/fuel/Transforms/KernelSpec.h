@@ -18,6 +18,10 @@
 // runs the kernel on disjoint slices [lo, hi) of the kernel's split axis
 // (the result's `splitAxis`: its first, or a weight product's output
 // channels or columns) on several threads by narrowing those descriptors.
+// A kernel that `takesSliceOrigin` takes one more descriptor (after the
+// symbols'), of a 1-D i64 memref holding lo (0 when it runs whole): it reads
+// arguments that are not narrowed (a convolution's input rows, halo included)
+// at positions that depend on where its slice begins.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_TRANSFORMS_KERNELSPEC_H
@@ -51,6 +55,8 @@ struct KernelSpec {
   /// Symbolic dims whose values the kernel reads (e.g. a write_slice
   /// offset), passed after the arguments as a 1-D i64 memref in this order.
   std::vector<uint32_t> symbols;
+  /// Whether the kernel takes its slice's first index (see above).
+  bool takesSliceOrigin = false;
   /// The library kernel (Capsule::symbol) computing the group's first node,
   /// which the generated kernel calls; empty when fuelc generates it all.
   std::string librarySymbol;

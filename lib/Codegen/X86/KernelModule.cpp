@@ -36,7 +36,8 @@ LogicalResult fuel::emitKernelModule(const Graph &graph, const std::vector<Kerne
     std::vector<std::pair<DType, size_t>> args;
     for (const KernelArg &arg : spec.args)
       args.emplace_back(graph.dtype(arg.value), graph.shape(arg.value).size());
-    std::string signature = artifact::kernelSignature(args, !spec.symbols.empty());
+    std::string signature =
+        artifact::kernelSignature(args, !spec.symbols.empty(), spec.takesSliceOrigin);
     module += "  llvm.mlir.global external constant @" + spec.symbol + "_signature(\"" +
               signature + "\\00\") {addr_space = 0 : i32}\n";
   }

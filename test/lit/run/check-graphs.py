@@ -691,6 +691,33 @@ image[0, 3, 0, 0], image[0, 7, 5, 6], image[0, 31, 11, 10] = np.nan, np.nan, np.
 check("winograd_nan", [("img", image)],
       [node("y", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1])], ["y"],
       constants=[("f", f), ("fb", fb)], tolerance=(2e-4, 2e-4))
+
+# One image's convolutions whose input is at least half their weights split
+# their output rows over threads, each slice reading its rows of the whole
+# input, halo included (KernelSpec::takesSliceOrigin); a max pooling of one
+# splits its rows too. Three threads put slices at odd first rows:
+# Winograd's tiles start there, strides and pads shift, the bottom pad is
+# the last slice's.
+ROW_SPLIT_CASES = [  # (C, H, W, O, kh, kw, strides, pads, dilations)
+    (16, 63, 61, 24, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1]),
+    (32, 45, 47, 40, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1]),
+    (8, 96, 98, 16, 3, 3, [2, 2], [0, 1, 2, 1], [1, 1]),
+    (8, 70, 70, 12, 5, 5, [1, 1], [4, 4, 4, 4], [2, 2]),
+    (3, 120, 118, 16, 7, 7, [2, 2], [3, 3, 3, 3], [1, 1]),
+    (32, 60, 60, 64, 1, 1, [2, 2], [0, 0, 0, 0], [1, 1]),
+]
+for i, (c, h, wd, o, kh, kw, strides, pads, dilations) in enumerate(ROW_SPLIT_CASES):
+    f, fb = rand((o, c, kh, kw)), rand((o,))
+    for threads in ["2", "3"]:
+        check(f"row_split_{i}_{threads}", [("img", rand((1, c, h, wd)))],
+              [node("c", "conv2d", ["img", "f", "fb"], strides=strides, pads=pads,
+                    dilations=dilations),
+               node("r", "relu", ["c"]),
+               node("y", "max_pool2d", ["r"], kernel=[3, 3], strides=[2, 2],
+                    pads=[1, 1, 1, 1])],
+              ["r", "y"], constants=[("f", f), ("fb", fb)], run_args=["--threads", threads],
+              tolerance=(2e-4, 2e-4))
+check_residual_relu("row_split_residual_relu", 1, 16, 60, 24)
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")

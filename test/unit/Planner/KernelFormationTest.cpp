@@ -16,7 +16,8 @@
 using namespace fuel;
 
 namespace {
-/// The graph of `text`, its plan for the host and that plan's kernels.
+/// The graph of `text`, its plan for the host (with the library kernels of
+/// kernels/) and that plan's kernels.
 struct PlannedKernels {
   std::optional<Graph> graph;
   ExecutionPlan plan;
@@ -27,24 +28,31 @@ PlannedKernels planKernels(const std::string &text) {
   PlannedKernels p;
   DiagnosticEngine diag;
   std::unique_ptr<SourceLocator> locator;
+  std::string errors;
+  diag.setHandler([&](const Diagnostic &d) { errors += d.message + "\n"; });
   p.graph = parseGraphJson(text, "g.json", {}, diag, &locator);
+  INFO(errors);
   REQUIRE(p.graph);
   std::optional<Machine> host = loadMachine("host", diag);
   REQUIRE(host);
   CapsuleRegistry registry = builtinCapsules();
+  REQUIRE(succeeded(registry.addManifestDirectory(FUEL_KERNELS_DIR, diag)));
   REQUIRE(succeeded(planGraph(*p.graph, *host, registry, {}, diag, *locator, p.plan)));
   p.kernels = formKernels(*p.graph, p.plan);
   return p;
 }
 
-/// The split axis of each argument of the one kernel `text` plans to.
-std::vector<int> splitAxesOfOnlyKernel(const std::string &text) {
+/// The split axis of each argument of the one kernel `text` plans to, and
+/// whether it takes its slice's origin.
+std::vector<int> splitAxesOfOnlyKernel(const std::string &text, bool *takesSliceOrigin = nullptr) {
   std::vector<KernelSpec> kernels = planKernels(text).kernels;
   REQUIRE(kernels.size() == 1);
   REQUIRE(kernels[0].splittable);
   std::vector<int> axes;
   for (const KernelArg &arg : kernels[0].args)
     axes.push_back(arg.splitAxis);
+  if (takesSliceOrigin)
+    *takesSliceOrigin = kernels[0].takesSliceOrigin;
   return axes;
 }
 } // namespace
@@ -87,11 +95,13 @@ TEST_CASE("a fused group is one kernel over what it reads and writes", "[kernels
     CHECK(planned.plan.kernels[k].nodes == kernels[k].nodes);
 }
 
-TEST_CASE("a convolution of one image splits its channels, a narrow pointwise one its rows",
+TEST_CASE("a convolution of one image splits its channels, or its rows where the input is "
+          "large",
           "[kernels]") {
   // conv2d(img, w, b) + residual for each layer: its kernel's arguments
   // are img, w, b, residual, result.
-  auto splitAxes = [](int64_t outChannels, int64_t window) {
+  bool origin = false;
+  auto splitAxes = [&](int64_t outChannels, int64_t window) {
     int64_t pad = window / 2;
     auto values = [](int64_t count) {
       std::string list = "[0";
@@ -116,14 +126,61 @@ TEST_CASE("a convolution of one image splits its channels, a narrow pointwise on
                        std::to_string(pad) + ", " + std::to_string(pad) + R"(]}},
                 {"id": "y", "op": "add", "inputs": ["c", "r"]}],
       "outputs": ["y"]})";
-    return splitAxesOfOnlyKernel(text);
+    return splitAxesOfOnlyKernel(text, &origin);
   };
   // Output channels: the image is read whole, weights and bias by channel.
   CHECK(splitAxes(160, 1) == std::vector<int>{-1, 0, 0, 1, 1});
+  CHECK_FALSE(origin);
   // Few channels, 1x1: rows of the image, the residual and the result.
   CHECK(splitAxes(40, 1) == std::vector<int>{2, -1, -1, 2, 2});
-  // Few channels, 3x3 (an output row reads three input rows): channels.
-  CHECK(splitAxes(40, 3) == std::vector<int>{-1, 0, 0, 1, 1});
+  CHECK_FALSE(origin);
+  // 3x3, weights (40 x 48 x 9) under twice the image (48 x 30 x 30): rows of
+  // the residual and the result; each slice reads its rows of the whole
+  // image, and so takes its first row.
+  CHECK(splitAxes(40, 3) == std::vector<int>{-1, -1, -1, 2, 2});
+  CHECK(origin);
+  // 3x3, weights (256 x 48 x 9) over twice the image: channels.
+  CHECK(splitAxes(256, 3) == std::vector<int>{-1, 0, 0, 1, 1});
+  CHECK_FALSE(origin);
+}
+
+TEST_CASE("a max pooling of one image splits its rows where its convolution does", "[kernels]") {
+  // pool(relu(conv(img))), pool(img): the first reads the rows each
+  // thread's slice of the convolution wrote; the second its channels.
+  std::string weights = "[0";
+  for (int i = 1; i < 40 * 48 * 9; ++i)
+    weights += ", 0";
+  weights += "]";
+  std::string text = R"({"format": "fuel.graph", "version": 1, "name": "g",
+    "inputs": [{"name": "img", "dtype": "f32", "shape": [1, 48, 30, 30]}],
+    "constants": [{"name": "w", "dtype": "f32", "shape": [40, 48, 3, 3], "data": )" +
+                     weights + R"(}],
+    "nodes": [{"id": "c", "op": "conv2d", "inputs": ["img", "w"],
+               "attrs": {"pads": [1, 1, 1, 1]}},
+              {"id": "r", "op": "relu", "inputs": ["c"]},
+              {"id": "p", "op": "max_pool2d", "inputs": ["r"],
+               "attrs": {"kernel": [2, 2], "strides": [2, 2]}},
+              {"id": "q", "op": "max_pool2d", "inputs": ["img"],
+               "attrs": {"kernel": [2, 2], "strides": [2, 2]}}],
+    "outputs": ["p", "q"]})";
+  PlannedKernels planned = planKernels(text);
+  auto pooling = [&](const char *name) -> const KernelSpec & {
+    for (const KernelSpec &k : planned.kernels)
+      if (planned.graph->name(k.nodes.back()) == name)
+        return k;
+    FAIL("no kernel computes " << name);
+    return planned.kernels[0];
+  };
+  const KernelSpec &p = pooling("p");
+  REQUIRE(p.args.size() == 2);
+  CHECK(p.args[0].splitAxis == -1);
+  CHECK(p.args[1].splitAxis == 2);
+  CHECK(p.takesSliceOrigin);
+  const KernelSpec &q = pooling("q");
+  REQUIRE(q.args.size() == 2);
+  CHECK(q.args[0].splitAxis == 1);
+  CHECK(q.args[1].splitAxis == 1);
+  CHECK_FALSE(q.takesSliceOrigin);
 }
 
 TEST_CASE("an elementwise kernel splits its first axis wider than one", "[kernels]") {
