@@ -98,12 +98,33 @@ bool splitsRowsWithHalo(const Graph &graph, NodeId node) {
          w[0].size() * w[1].size() * w[2].size() * w[3].size();
 }
 
-/// Whether `value` is a convolution's result that splitsRowsWithHalo, or
-/// an elementwise epilogue's of one.
+/// Whether a convolution (`node`) of few output channels and a pointwise
+/// window splits its rows, which its input shares row for row: halves of
+/// so few channels leave the library's register tiles part empty.
+bool pointwiseSplitsRows(const Graph &graph, NodeId node) {
+  ShapeRef y = graph.shape({node, 0});
+  return graph.getInt(node, AttrName::Groups, 1) == 1 && y[1].isStatic() &&
+         y[1].size() < kMinSplitChannels && y[2].isStatic() && y[2].size() > 1 &&
+         isPointwise(graph, node);
+}
+
+/// Whether `value` is the result of a convolution of one image that splits
+/// its rows, of an elementwise epilogue of one, or a concat of such results
+/// (SqueezeNet's fire modules).
 bool producedByRowSplit(const Graph &graph, ValueRef value) {
   for (int depth = 0; depth < 4 && isElementwiseOp(graph.kind(value.node)); ++depth)
     value = graph.operands(value.node)[0];
-  return graph.kind(value.node) == OpKind::Conv2D && splitsRowsWithHalo(graph, value.node);
+  switch (graph.kind(value.node)) {
+  case OpKind::Conv2D:
+    return pointwiseSplitsRows(graph, value.node) || splitsRowsWithHalo(graph, value.node);
+  case OpKind::Concat:
+    return std::ranges::all_of(graph.operands(value.node), [&](ValueRef part) {
+      return part.node != value.node && graph.kind(part.node) != OpKind::Concat &&
+             producedByRowSplit(graph, part);
+    });
+  default:
+    return false;
+  }
 }
 
 /// The axis of a head's result to split when not axis 0, or -1: the output
@@ -146,9 +167,8 @@ int innerSplitAxis(const Graph &graph, NodeId node, bool library, SplitAxes &axe
     if (groups != 1 && !depthwise)
       return -1;
     // A pointwise layer of few channels (MobileNet's projections) splits
-    // its rows instead, which its input shares.
-    if (groups == 1 && y[1].isStatic() && y[1].size() < kMinSplitChannels && y[2].isStatic() &&
-        y[2].size() > 1 && isPointwise(graph, node)) {
+    // its rows instead.
+    if (pointwiseSplitsRows(graph, node)) {
       for (size_t i = 1; i < operands.size(); ++i)
         axes[operands[i]] = -1;
       axes[operands[0]] = 2;

@@ -39,7 +39,8 @@ struct KernelCall {
   size_t kernel = 0;
   void *entry = nullptr;
   std::vector<std::vector<int64_t>> descriptors;
-  /// Values of the symbols the kernel reads (the last descriptor's data).
+  /// Values of the symbols the kernel reads (the data of the descriptor
+  /// after the arguments').
   std::vector<int64_t> symbolValues;
   /// The descriptor of the slice's first index (KernelSpec::takesSliceOrigin),
   /// or -1. It holds 0 as built; a backend running slices points it at each

@@ -718,6 +718,17 @@ for i, (c, h, wd, o, kh, kw, strides, pads, dilations) in enumerate(ROW_SPLIT_CA
               ["r", "y"], constants=[("f", f), ("fb", fb)], run_args=["--threads", threads],
               tolerance=(2e-4, 2e-4))
 check_residual_relu("row_split_residual_relu", 1, 16, 60, 24)
+# A fire module (SqueezeNet): a pointwise and a 3x3 layer, both split by
+# rows, concatenated, then pooled by rows.
+f1, f3 = rand((32, 16, 1, 1)), rand((32, 16, 3, 3))
+for threads in ["2", "3"]:
+    check(f"row_split_fire_{threads}", [("img", rand((1, 16, 55, 55)))],
+          [node("e1", "conv2d", ["img", "f1"]), node("r1", "relu", ["e1"]),
+           node("e3", "conv2d", ["img", "f3"], pads=[1, 1, 1, 1]), node("r3", "relu", ["e3"]),
+           node("k", "concat", ["r1", "r3"], axis=1),
+           node("y", "max_pool2d", ["k"], kernel=[3, 3], strides=[2, 2])],
+          ["y"], constants=[("f1", f1), ("f3", f3)], run_args=["--threads", threads],
+          tolerance=(2e-4, 2e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")

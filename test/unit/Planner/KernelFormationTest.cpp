@@ -145,8 +145,9 @@ TEST_CASE("a convolution of one image splits its channels, or its rows where the
 }
 
 TEST_CASE("a max pooling of one image splits its rows where its convolution does", "[kernels]") {
-  // pool(relu(conv(img))), pool(img): the first reads the rows each
-  // thread's slice of the convolution wrote; the second its channels.
+  // pool(relu(conv(img))), pool(concat(relu(conv(img)), conv(img))) and
+  // pool(img): the first two read the rows each thread's slice of the
+  // convolutions wrote; the third splits its channels.
   std::string weights = "[0";
   for (int i = 1; i < 40 * 48 * 9; ++i)
     weights += ", 0";
@@ -160,9 +161,14 @@ TEST_CASE("a max pooling of one image splits its rows where its convolution does
               {"id": "r", "op": "relu", "inputs": ["c"]},
               {"id": "p", "op": "max_pool2d", "inputs": ["r"],
                "attrs": {"kernel": [2, 2], "strides": [2, 2]}},
+              {"id": "d", "op": "conv2d", "inputs": ["img", "w"],
+               "attrs": {"pads": [1, 1, 1, 1]}},
+              {"id": "k", "op": "concat", "inputs": ["r", "d"], "attrs": {"axis": 1}},
+              {"id": "pk", "op": "max_pool2d", "inputs": ["k"],
+               "attrs": {"kernel": [2, 2], "strides": [2, 2]}},
               {"id": "q", "op": "max_pool2d", "inputs": ["img"],
                "attrs": {"kernel": [2, 2], "strides": [2, 2]}}],
-    "outputs": ["p", "q"]})";
+    "outputs": ["p", "pk", "q"]})";
   PlannedKernels planned = planKernels(text);
   auto pooling = [&](const char *name) -> const KernelSpec & {
     for (const KernelSpec &k : planned.kernels)
@@ -176,6 +182,10 @@ TEST_CASE("a max pooling of one image splits its rows where its convolution does
   CHECK(p.args[0].splitAxis == -1);
   CHECK(p.args[1].splitAxis == 2);
   CHECK(p.takesSliceOrigin);
+  const KernelSpec &pk = pooling("pk");
+  REQUIRE(pk.args.size() == 2);
+  CHECK(pk.args[1].splitAxis == 2);
+  CHECK(pk.takesSliceOrigin);
   const KernelSpec &q = pooling("q");
   REQUIRE(q.args.size() == 2);
   CHECK(q.args[0].splitAxis == 1);
