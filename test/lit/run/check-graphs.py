@@ -729,6 +729,23 @@ for threads in ["2", "3"]:
            node("y", "max_pool2d", ["k"], kernel=[3, 3], strides=[2, 2])],
           ["y"], constants=[("f1", f1), ("f3", f3)], run_args=["--threads", threads],
           tolerance=(2e-4, 2e-4))
+# Depthwise layers of images wide enough (kernels/x86/window.h's
+# kPrefetchWidth) that the unrolled windows prefetch their next block's
+# input rows: strides 1 and 2, 3x3 and 5x5, widths off the vector width.
+DEPTHWISE_WIDE_CASES = [  # (C, H, W, kernel, stride)
+    (5, 21, 70, 3, 1),
+    (6, 19, 61, 3, 2),
+    (3, 23, 57, 5, 2),
+]
+if TARGET == "host":
+    for i, (c, h, wd, k, stride) in enumerate(DEPTHWISE_WIDE_CASES):
+        f, fb = rand((c, 1, k, k)), rand((c,))
+        for threads in ["1", "2"]:
+            check(f"depthwise_wide_{i}_{threads}", [("img", rand((1, c, h, wd)))],
+                  [node("y", "conv2d", ["img", "f", "fb"], strides=[stride, stride],
+                        pads=[k // 2] * 4, groups=c)],
+                  ["y"], constants=[("f", f), ("fb", fb)], run_args=["--threads", threads],
+                  tolerance=(1e-4, 1e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
