@@ -110,13 +110,15 @@ inline Vec exp(Vec x) {
   Vec n = (Vec)_mm256_round_ps((__m256)(x * 1.44269504f), _MM_FROUND_TO_NEAREST_INT);
 #endif
   Vec r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  Vec p =
-      ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) *
-           r +
-       1.6666665459e-1f) *
-          r +
-      5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  // The polynomial by Estrin's scheme, not Horner's: an epilogue's SiLU is
+  // one long chain of dependent operations per vector, and three levels of
+  // FMAs instead of six shortened it (EfficientNet-B0's 16 -> 96 pointwise
+  // layer of 112x112: 0.50 -> 0.47 ms).
+  Vec r2 = r * r;
+  Vec p = (5.0000001201e-1f + 1.6666665459e-1f * r) +
+          r2 * ((4.1665795894e-2f + 8.3334519073e-3f * r) +
+                r2 * (1.3981999507e-3f + 1.9875691500e-4f * r));
+  p = p * r2 + r + 1.0f;
 #if VECTOR_FLOATS == 16
   return (Vec)_mm512_maskz_scalef_ps(0xffff, (__m512)p, (__m512)n);
 #else
