@@ -1,9 +1,10 @@
 //===- ConvBench.cpp - The library conv2d on the layers of real CNNs ------===//
 //
 // Times kernels/x86/conv.cpp (the AVX-512 build where the CPU has it, else
-// AVX2) on every distinct conv2d layer of ResNet-18 and MobileNetV2 at
-// 224x224, batch 1, one thread, warm (weights packed, buffers touched):
-// median of repeated calls, with bias and ReLU applied as the models do.
+// AVX2) on every distinct conv2d layer of ResNet-18, MobileNetV2 and
+// SqueezeNet 1.1 at 224x224, batch 1, one thread, warm (weights packed,
+// buffers touched): median of repeated calls, with bias and ReLU applied as
+// the models do.
 // References measured in the same run:
 //  - the FMA peak of one core (independent FMAs, no memory);
 //  - OpenBLAS sgemm on the GEMM an im2col convolution of the layer runs
@@ -56,29 +57,39 @@ struct Layer {
   int64_t C, H, O, k, stride, groups;
 };
 
-// Every distinct conv2d of the two models (pads k/2).
+// Every distinct conv2d of the three models, padded k/2 (SqueezeNet's stem,
+// unpadded in the model, computes 112x112 outputs here instead of 111x111).
 const Layer kLayers[] = {
-    {"resnet18", 3, 224, 64, 7, 2, 1},     {"resnet18", 64, 56, 64, 3, 1, 1},
-    {"resnet18", 64, 56, 128, 3, 2, 1},    {"resnet18", 64, 56, 128, 1, 2, 1},
-    {"resnet18", 128, 28, 128, 3, 1, 1},   {"resnet18", 128, 28, 256, 3, 2, 1},
-    {"resnet18", 128, 28, 256, 1, 2, 1},   {"resnet18", 256, 14, 256, 3, 1, 1},
-    {"resnet18", 256, 14, 512, 3, 2, 1},   {"resnet18", 256, 14, 512, 1, 2, 1},
-    {"resnet18", 512, 7, 512, 3, 1, 1},    {"mobilenet_v2", 3, 224, 32, 3, 2, 1},
-    {"mobilenet_v2", 32, 112, 32, 3, 1, 32}, {"mobilenet_v2", 32, 112, 16, 1, 1, 1},
-    {"mobilenet_v2", 16, 112, 96, 1, 1, 1}, {"mobilenet_v2", 96, 112, 96, 3, 2, 96},
-    {"mobilenet_v2", 96, 56, 24, 1, 1, 1},  {"mobilenet_v2", 24, 56, 144, 1, 1, 1},
+    {"resnet18", 3, 224, 64, 7, 2, 1},         {"resnet18", 64, 56, 64, 3, 1, 1},
+    {"resnet18", 64, 56, 128, 3, 2, 1},        {"resnet18", 64, 56, 128, 1, 2, 1},
+    {"resnet18", 128, 28, 128, 3, 1, 1},       {"resnet18", 128, 28, 256, 3, 2, 1},
+    {"resnet18", 128, 28, 256, 1, 2, 1},       {"resnet18", 256, 14, 256, 3, 1, 1},
+    {"resnet18", 256, 14, 512, 3, 2, 1},       {"resnet18", 256, 14, 512, 1, 2, 1},
+    {"resnet18", 512, 7, 512, 3, 1, 1},        {"mobilenet_v2", 3, 224, 32, 3, 2, 1},
+    {"mobilenet_v2", 32, 112, 32, 3, 1, 32},   {"mobilenet_v2", 32, 112, 16, 1, 1, 1},
+    {"mobilenet_v2", 16, 112, 96, 1, 1, 1},    {"mobilenet_v2", 96, 112, 96, 3, 2, 96},
+    {"mobilenet_v2", 96, 56, 24, 1, 1, 1},     {"mobilenet_v2", 24, 56, 144, 1, 1, 1},
     {"mobilenet_v2", 144, 56, 144, 3, 1, 144}, {"mobilenet_v2", 144, 56, 24, 1, 1, 1},
     {"mobilenet_v2", 144, 56, 144, 3, 2, 144}, {"mobilenet_v2", 144, 28, 32, 1, 1, 1},
-    {"mobilenet_v2", 32, 28, 192, 1, 1, 1}, {"mobilenet_v2", 192, 28, 192, 3, 1, 192},
-    {"mobilenet_v2", 192, 28, 32, 1, 1, 1}, {"mobilenet_v2", 192, 28, 192, 3, 2, 192},
-    {"mobilenet_v2", 192, 14, 64, 1, 1, 1}, {"mobilenet_v2", 64, 14, 384, 1, 1, 1},
+    {"mobilenet_v2", 32, 28, 192, 1, 1, 1},    {"mobilenet_v2", 192, 28, 192, 3, 1, 192},
+    {"mobilenet_v2", 192, 28, 32, 1, 1, 1},    {"mobilenet_v2", 192, 28, 192, 3, 2, 192},
+    {"mobilenet_v2", 192, 14, 64, 1, 1, 1},    {"mobilenet_v2", 64, 14, 384, 1, 1, 1},
     {"mobilenet_v2", 384, 14, 384, 3, 1, 384}, {"mobilenet_v2", 384, 14, 64, 1, 1, 1},
-    {"mobilenet_v2", 384, 14, 96, 1, 1, 1}, {"mobilenet_v2", 96, 14, 576, 1, 1, 1},
+    {"mobilenet_v2", 384, 14, 96, 1, 1, 1},    {"mobilenet_v2", 96, 14, 576, 1, 1, 1},
     {"mobilenet_v2", 576, 14, 576, 3, 1, 576}, {"mobilenet_v2", 576, 14, 96, 1, 1, 1},
     {"mobilenet_v2", 576, 14, 576, 3, 2, 576}, {"mobilenet_v2", 576, 7, 160, 1, 1, 1},
-    {"mobilenet_v2", 160, 7, 960, 1, 1, 1}, {"mobilenet_v2", 960, 7, 960, 3, 1, 960},
-    {"mobilenet_v2", 960, 7, 160, 1, 1, 1}, {"mobilenet_v2", 960, 7, 320, 1, 1, 1},
-    {"mobilenet_v2", 320, 7, 1280, 1, 1, 1},
+    {"mobilenet_v2", 160, 7, 960, 1, 1, 1},    {"mobilenet_v2", 960, 7, 960, 3, 1, 960},
+    {"mobilenet_v2", 960, 7, 160, 1, 1, 1},    {"mobilenet_v2", 960, 7, 320, 1, 1, 1},
+    {"mobilenet_v2", 320, 7, 1280, 1, 1, 1},   {"squeezenet1_1", 3, 224, 64, 3, 2, 1},
+    {"squeezenet1_1", 64, 55, 16, 1, 1, 1},    {"squeezenet1_1", 128, 55, 16, 1, 1, 1},
+    {"squeezenet1_1", 16, 55, 64, 1, 1, 1},    {"squeezenet1_1", 16, 55, 64, 3, 1, 1},
+    {"squeezenet1_1", 128, 27, 32, 1, 1, 1},   {"squeezenet1_1", 256, 27, 32, 1, 1, 1},
+    {"squeezenet1_1", 32, 27, 128, 1, 1, 1},   {"squeezenet1_1", 32, 27, 128, 3, 1, 1},
+    {"squeezenet1_1", 256, 13, 48, 1, 1, 1},   {"squeezenet1_1", 384, 13, 48, 1, 1, 1},
+    {"squeezenet1_1", 48, 13, 192, 1, 1, 1},   {"squeezenet1_1", 48, 13, 192, 3, 1, 1},
+    {"squeezenet1_1", 384, 13, 64, 1, 1, 1},   {"squeezenet1_1", 512, 13, 64, 1, 1, 1},
+    {"squeezenet1_1", 64, 13, 256, 1, 1, 1},   {"squeezenet1_1", 64, 13, 256, 3, 1, 1},
+    {"squeezenet1_1", 512, 13, 1000, 1, 1, 1},
 };
 
 /// A row-major descriptor {allocated, aligned, offset, sizes, strides}.
@@ -165,7 +176,8 @@ int main(int argc, char **argv) {
   std::printf("| model | conv2d (C -> O, kernel, stride, groups, input) | fuelc ms | GFLOP/s | "
               "of FMA peak | reference (same run) | fuelc / reference |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
-  double totalOurs[2] = {0, 0};
+  const char *models[] = {"resnet18", "mobilenet_v2", "squeezenet1_1"};
+  double totalOurs[3] = {0, 0, 0};
   for (const Layer &l : kLayers) {
     char shape[96];
     std::snprintf(shape, sizeof shape, "%lld -> %lld, %lldx%lld, /%lld, g%lld, %lldx%lld",
@@ -190,7 +202,8 @@ int main(int argc, char **argv) {
       conv(&ux, &uw, &uy, &ub, &uy, flags, l.stride, l.stride, pad, pad, 1, 1,
            -INFINITY, INFINITY);
     });
-    totalOurs[l.model[0] == 'm'] += ours;
+    for (int m = 0; m < 3; ++m)
+      totalOurs[m] += std::strcmp(l.model, models[m]) == 0 ? ours : 0.0;
     double flop = 2.0 * l.O * P * K;
     char reference[96];
     double ratio;
@@ -218,7 +231,8 @@ int main(int argc, char **argv) {
     std::printf("| %s | %s | %.3f | %.0f | %.2f | %s | %.2f |\n", l.model, shape, ours * 1e3,
                 flop / ours / 1e9, flop / ours / peak, reference, ratio);
   }
-  std::printf("\nSum over the distinct layers: ResNet-18 %.2f ms, MobileNetV2 %.2f ms.\n",
-              totalOurs[0] * 1e3, totalOurs[1] * 1e3);
+  std::printf("\nSum over the distinct layers: ResNet-18 %.2f ms, MobileNetV2 %.2f ms, "
+              "SqueezeNet 1.1 %.2f ms.\n",
+              totalOurs[0] * 1e3, totalOurs[1] * 1e3, totalOurs[2] * 1e3);
   return 0;
 }

@@ -68,7 +68,7 @@ if want x86-kernels; then
 fi
 if want x86-conv; then
   {
-    header "The library conv2d on every layer of ResNet-18 and MobileNetV2"
+    header "The library conv2d on every layer of ResNet-18, MobileNetV2 and SqueezeNet 1.1"
     "$root/build/bench/conv-bench"
   } > "$results/x86-conv.md"
 fi

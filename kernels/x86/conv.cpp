@@ -127,9 +127,8 @@ void packWeights(const void *context, float *out) {
   }
 }
 
-const float *weightPanels(const Conv &s, const View &w, const float *data,
-                          int vectors, bool constant) {
-  WeightsOfGroup group{&s, &w, data, tapsPerBlock(vectors)};
+const float *weightPanels(const Conv &s, const View &w, const float *data, bool constant) {
+  WeightsOfGroup group{&s, &w, data, tapsPerBlock(kMaxVectors)};
   return packedFilters(w, data, s.Og, group.tapsPerBlock, roundUp(s.Og, kMRc) * s.taps(), constant,
                        packWeights, &group);
 }
@@ -199,44 +198,46 @@ void KERNEL_NAMESPACE::copyOut(const Conv &s, const float *tile, int64_t ldt, in
 }
 
 namespace {
-/// How many vectors of columns the tile has: the fewest wasted columns
-/// (a 7x7 layer has 63 of them), at 3/4 the speed for fewer than three.
-int columnVectors(const Conv &s) {
-  int best = kMaxVectors;
-  for (int v = kMaxVectors - 1; v >= 1; --v)
-    if (4 * roundUp(s.columns(), v * kWidth) <
-        3 * roundUp(s.columns(), best * kWidth))
-      best = v;
-  return best;
+/// Multiplies per needed one of the columns tiling: its tiles are
+/// kMaxVectors vectors wide but for the last, as wide as the columns left
+/// need, which runs at 3/4 the speed when narrower.
+double columnTilesWaste(const Conv &s) {
+  int64_t whole = s.columns() / kMaxNRc * kMaxNRc;
+  int64_t lastVectors = (s.columns() - whole + kWidth - 1) / kWidth;
+  double columns =
+      double(whole) + double(lastVectors * kWidth) * (lastVectors < kMaxVectors ? 4.0 / 3.0 : 1.0);
+  return columns / double(s.OH * s.OW) * double(roundUp(s.Og, kMRc)) / s.Og;
 }
 
-/// Multiplies per needed one of the columns tiling, a tile of fewer than
-/// three vectors counting 4/3 (its speed).
-double columnTilesWaste(const Conv &s, int vectors) {
-  double slower = vectors < kMaxVectors ? 4.0 / 3.0 : 1.0;
-  return slower * double(roundUp(s.columns(), vectors * kWidth)) / (s.OH * s.OW) *
-         double(roundUp(s.Og, kMRc)) / s.Og;
+/// The microkernel on the last tile of a layer's columns, `vectors` (at
+/// most NV) vectors wide: no multiplies for the vectors past them.
+template <int NV, class Rows>
+void lastTile(int vectors, int64_t kc, const float *a, Rows rows, float *c, int64_t ldc,
+              bool accumulate) {
+  if constexpr (NV > 1)
+    if (vectors < NV)
+      return lastTile<NV - 1>(vectors, kc, a, rows, c, ldc, accumulate);
+  microkernel<kMRc, NV>(kc, a, rows, c, ldc, accumulate);
 }
 
 /// Columns of the tile computed and copied out at a time: the block stays in
 /// L2 between the two (a whole 16 -> 96 layer of 112x112 would go to
 /// memory and back).
-int64_t blockColumns(const Conv &s, int64_t columnsPerTile) {
+int64_t blockColumns(const Conv &s) {
   constexpr int64_t kTileBytes = 256 << 10;
   int64_t columns = kTileBytes / (4 * roundUp(s.Og, kMRc));
   columns = columns < kNC ? columns : kNC;
-  return columns < columnsPerTile ? columnsPerTile : columns / columnsPerTile * columnsPerTile;
+  return columns < kMaxNRc ? kMaxNRc : columns / kMaxNRc * kMaxNRc;
 }
 
 /// y = epilogue(sum over taps k of A[o, k] * planes[offsets[k] + q]) for one
 /// group, a block of columns at a time through `tile` (rows of A rounded up
-/// to kMRc, columns to NV vectors).
-template <int NV>
+/// to kMRc, columns to kMaxNRc).
 void convolveGroup(const Conv &s, const float *panels, const float *planes,
                    const int64_t *offsets, float *tile, const View &y, float *out,
                    const Epilogue &epilogue) {
-  constexpr int64_t kNRc = NV * kWidth, kKCc = tapsPerBlock(NV);
-  int64_t K = s.taps(), rows = roundUp(s.Og, kMRc), ldt = blockColumns(s, kNRc);
+  constexpr int64_t kNRc = kMaxNRc, kKCc = tapsPerBlock(kMaxVectors);
+  int64_t K = s.taps(), rows = roundUp(s.Og, kMRc), ldt = blockColumns(s);
   // The last tile's columns past the layer's, zero in a copy: the runs
   // are not read past their end (the image may be read in place).
   alignas(64) float ragged[kKCc * kNRc];
@@ -258,9 +259,10 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
           for (int64_t ir = ic; ir < ic + mc; ir += kMRc) {
             float *at = tile + ir * ldt + jr;
             if (jr == last && valid < nc)
-              microkernel<kMRc, NV>(kc, blockA + ir * kc, copied, at, ldt, pc > 0);
+              lastTile<kMaxVectors>(int((valid - last + kWidth - 1) / kWidth), kc, blockA + ir * kc,
+                                    copied, at, ldt, pc > 0);
             else
-              microkernel<kMRc, NV>(kc, blockA + ir * kc, shifted, at, ldt, pc > 0);
+              microkernel<kMRc, kMaxVectors>(kc, blockA + ir * kc, shifted, at, ldt, pc > 0);
           }
         }
       }
@@ -312,18 +314,17 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
       offsets[c] = c * vx.stride(1);
   else if (!byWinograd)
     tapOffsets(s, offsets);
-  int vectors = columnVectors(s);
   // The tiling of fewer FMAs of vectors per output: the multiplies each
   // computes, plus about one for the channels tiling's transpose and extra
   // pass over its results (fitted to the layers of bench/ConvBench.cpp on
   // Zen 5).
   double perTap = double(s.taps()) / kWidth;
   bool byChannels =
-      !depthwise && channelTilesWaste(s) * perTap + 1.0 < columnTilesWaste(s, vectors) * perTap;
+      !depthwise && channelTilesWaste(s) * perTap + 1.0 < columnTilesWaste(s) * perTap;
   float *tile = depthwise ? scratch(kConvTile, roundUp(s.columns(), kDepthwiseStep))
                 : byChannels || byWinograd
                     ? nullptr
-                    : scratch(kConvTile, roundUp(s.Og, kMRc) * blockColumns(s, vectors * kWidth));
+                    : scratch(kConvTile, roundUp(s.Og, kMRc) * blockColumns(s));
   float weights[kMaxDepthwiseTaps]; // A depthwise channel's taps.
   for (int64_t n = 0; n < vx.size(0); ++n)
     for (int64_t g = 0; g < groups; ++g) {
@@ -350,13 +351,8 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
         convolveByChannels(s, vw, filters, constant, rows, offsets, vy, out, group);
         continue;
       }
-      const float *panels = weightPanels(s, vw, filters, vectors, constant);
-      if (vectors == 1)
-        convolveGroup<1>(s, panels, rows, offsets, tile, vy, out, group);
-      else if (vectors == 2)
-        convolveGroup<2>(s, panels, rows, offsets, tile, vy, out, group);
-      else
-        convolveGroup<kMaxVectors>(s, panels, rows, offsets, tile, vy, out, group);
+      const float *panels = weightPanels(s, vw, filters, constant);
+      convolveGroup(s, panels, rows, offsets, tile, vy, out, group);
     }
 }
 
