@@ -29,7 +29,7 @@ Expected<std::unique_ptr<ThreadPool>> ThreadPool::create(unsigned threads) {
   std::unique_ptr<ThreadPool> pool(new ThreadPool());
   for (unsigned i = 1; i < threads; ++i) {
     try {
-      pool->workers.emplace_back([p = pool.get()] { p->work(); });
+      pool->workers.emplace_back([p = pool.get(), i] { p->work(i); });
     } catch (const std::system_error &e) {
       // The destructor stops the ones started.
       return Error{"cannot start worker thread " + std::to_string(i) + " of " +
@@ -49,13 +49,17 @@ ThreadPool::~ThreadPool() {
     t.join();
 }
 
-void ThreadPool::runChunks(const std::function<void(int64_t)> &fn,
-                           int64_t count) {
-  for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;)
-    fn(i);
+void ThreadPool::runChunks(const std::function<void(int64_t)> &fn, int64_t count, unsigned self) {
+  if (self < count && claim(self))
+    fn(self);
+  // From the last chunk down: chunk 0 stays the caller's, which claims it
+  // first.
+  for (int64_t i = count - 1; i >= 0; --i)
+    if (claim(i))
+      fn(i);
 }
 
-void ThreadPool::work() {
+void ThreadPool::work(unsigned self) {
   uint64_t seen = 0;
   const std::function<void(int64_t)> *fn = nullptr;
   int64_t count = 0;
@@ -73,7 +77,7 @@ void ThreadPool::work() {
       count = jobCount;
     }
     if (fn)
-      runChunks(*fn, count);
+      runChunks(*fn, count, self);
     std::lock_guard<std::mutex> lock(mutex);
     if (--active == 0)
       done.notify_one();
@@ -89,13 +93,18 @@ void ThreadPool::parallelFor(int64_t count,
   }
   {
     std::lock_guard<std::mutex> lock(mutex);
+    if (count > claimable) {
+      claimed.reset(new std::atomic<bool>[count]);
+      claimable = count;
+    }
+    for (int64_t i = 0; i < count; ++i)
+      claimed[i].store(false, std::memory_order_relaxed);
     job = &fn;
     jobCount = count;
-    next.store(0, std::memory_order_relaxed);
     ++generation;
   }
   wake.notify_all();
-  runChunks(fn, count);
+  runChunks(fn, count, 0);
   // Workers that woke late find no chunk left; wait for those that run one.
   // The job is cleared under the lock, which a late worker takes to read it.
   spinUntil([&] { return active.load(std::memory_order_acquire) == 0; });

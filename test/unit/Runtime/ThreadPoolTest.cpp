@@ -1,10 +1,12 @@
-//===- ThreadPoolTest.cpp - Every chunk exactly once, every time ----------===//
+//===- ThreadPoolTest.cpp - Every chunk once, chunk 0 on the caller -------===//
 
 #include "../../../lib/Runtime/ThreadPool.h"
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 using namespace fuel::runtime;
@@ -22,6 +24,26 @@ TEST_CASE("parallelFor runs every index once, on repeated calls", "[runtime]") {
         for (int64_t i = 0; i < count; ++i)
           REQUIRE(hits[i].load() == 1);
       }
+    }
+  }
+}
+
+TEST_CASE("parallelFor runs chunk 0 on the calling thread", "[runtime]") {
+  // The split kernels' slices then stay where the previous kernel's first
+  // slice wrote its data. The other chunks take long enough that no worker
+  // is free to take chunk 0 before the caller does.
+  for (unsigned threads : {2u, 4u}) {
+    fuel::Expected<std::unique_ptr<ThreadPool>> created = ThreadPool::create(threads);
+    REQUIRE(created);
+    for (int repeat = 0; repeat < 20; ++repeat) {
+      std::thread::id ranFirst;
+      (*created)->parallelFor(threads, [&](int64_t i) {
+        if (i == 0)
+          ranFirst = std::this_thread::get_id();
+        else
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      });
+      REQUIRE(ranFirst == std::this_thread::get_id());
     }
   }
 }
