@@ -258,6 +258,16 @@ void convolveWinograd(const Conv &s, const View &w, const float *filters, bool c
 void convolveChannel(const Conv &s, const float *weights, const float *planes,
                      const int64_t *offsets, float *row);
 
+/// Whether convolveDepthwiseBlocked runs the layer: at least a block of
+/// channels, whose planes are contiguous in x, and output rows that would
+/// fill at most half a vector.
+bool depthwiseBlocked(const Conv &s, const View &x);
+
+/// y = epilogue(the depthwise convolution of x with w), kWidth channels at
+/// a time, transposed so that a vector holds a pixel of each.
+void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, const View &y,
+                              const Epilogue &e);
+
 /// Whether convolveDepthwiseInPlace runs the layer: unit or stride-2
 /// steps along rows whose elements are contiguous in x, y and a residual.
 bool depthwiseInPlace(const Conv &s, const View &x, const View &y, const Epilogue &e);

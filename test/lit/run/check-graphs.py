@@ -480,6 +480,12 @@ CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 12, 11, 40, 12, 3, 2, [2, 1], [0, 1, 1, 0], [1, 1], 12),
     (1, 9, 10, 37, 9, 2, 3, [1, 2], [1, 1, 0, 1], [1, 2], 9),
     (1, 18, 20, 37, 18, 3, 3, [3, 3], [1, 1, 1, 1], [1, 1], 18),
+    # Depthwise layers of narrow outputs, by blocks of channels with their
+    # pixels transposed: 40 channels (the last block overlapping the one
+    # before), a batch; 2x3 outputs (AVX2's blocks too), dilation, stride 2
+    # and asymmetric pads.
+    (2, 40, 7, 7, 40, 5, 5, [1, 1], [2, 2, 2, 2], [1, 1], 40),
+    (1, 24, 8, 8, 24, 3, 3, [2, 2], [1, 0, 1, 0], [2, 2], 24),
 ]
 # The AVX2 build of the library too, planned for an x86-64-v3 CPU (this one
 # runs its code).
