@@ -305,6 +305,67 @@ std::string codegen::emitScalarOp(KernelEmitter &e, NodeId node,
   return w.emit(operands);
 }
 
+namespace {
+/// How an operand reads an axis of the domain: all of it, one element of
+/// it (broadcast), or either (the axis has one element).
+enum class AxisRead { Whole, Broadcast, Either };
+
+AxisRead axisRead(const Graph &graph, ValueRef value, ShapeRef domain, size_t axis) {
+  if (domain[axis] == Dim::fixed(1))
+    return AxisRead::Either;
+  ShapeRef shape = graph.shape(value);
+  size_t lead = domain.size() - shape.size();
+  if (axis < lead || shape[axis - lead] == Dim::fixed(1))
+    return AxisRead::Broadcast;
+  return AxisRead::Whole;
+}
+
+/// The first of the domain's trailing axes that index like one for every
+/// operand (`values`, all kernel arguments): static, unsplit, each operand
+/// contiguous and reading all of them or broadcasting all of them. Those
+/// axes collapse into one, so that the innermost loop is long enough to
+/// vectorize: the loop vectorizer left the 28-wide rows of a [1, 240, 28,
+/// 28] x [1, 240, 1, 1] product scalar (94 us; 14 us as [1, 240, 784]).
+size_t collapsibleFrom(const KernelEmitter &e, const std::vector<ValueRef> &values,
+                       ShapeRef domain) {
+  const Graph &graph = e.graph;
+  size_t rank = domain.size();
+  for (ValueRef v : values)
+    if (!e.isContiguousArg(v))
+      return rank;
+  auto unsplit = [&](size_t axis) {
+    for (ValueRef v : values) {
+      size_t lead = rank - graph.shape(v).size();
+      int split = e.arg(v).splitAxis;
+      if (split >= 0 && lead + split == axis)
+        return false;
+    }
+    return domain[axis].isStatic();
+  };
+  if (rank == 0 || !unsplit(rank - 1))
+    return rank;
+  // Each operand's read of the run so far: Either until an axis decides.
+  std::vector<AxisRead> run(values.size(), AxisRead::Either);
+  size_t from = rank;
+  for (size_t axis = rank; axis-- > 0;) {
+    if (!unsplit(axis))
+      break;
+    bool alike = true;
+    for (size_t i = 0; i < values.size() && alike; ++i) {
+      AxisRead read = axisRead(graph, values[i], domain, axis);
+      alike = read == AxisRead::Either || run[i] == AxisRead::Either || read == run[i];
+    }
+    if (!alike)
+      break;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (AxisRead read = axisRead(graph, values[i], domain, axis); read != AxisRead::Either)
+        run[i] = read;
+    from = axis;
+  }
+  return from;
+}
+} // namespace
+
 LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e, DiagnosticEngine &diag) {
   const Graph &graph = e.graph;
   ValueRef root{e.spec.nodes.back(), 0};
@@ -340,6 +401,33 @@ LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e, DiagnosticEngine &
     inValues.push_back({head, 0});
   }
   unsigned rank = static_cast<unsigned>(domain.size());
+  std::vector<ValueRef> values = inValues;
+  values.insert(values.end(), outValues.begin(), outValues.end());
+  if (size_t from = hasHead ? rank : collapsibleFrom(e, values, domain); from + 1 < rank) {
+    // The axes from `from` on become axis `from` of a smaller domain.
+    for (size_t i = 0; i < values.size(); ++i) {
+      GenericOperand &o = i < ins.size() ? ins[i] : outs[i - ins.size()];
+      ShapeRef shape = graph.shape(values[i]);
+      size_t lead = rank - shape.size();
+      std::vector<std::string> results;
+      for (size_t d = 0; d < shape.size() && lead + d < from; ++d)
+        results.push_back(shape[d] == Dim::fixed(1) && domain[lead + d] != Dim::fixed(1)
+                              ? "0"
+                              : "d" + std::to_string(lead + d));
+      // Its axes in the run from `first` on, if any (a run of one needs no
+      // collapsing).
+      if (size_t first = from > lead ? from - lead : 0; first < shape.size()) {
+        if (shape.size() - first > 1)
+          std::tie(o.value, o.type) = e.collapseArg(values[i], static_cast<unsigned>(first));
+        bool broadcast = false;
+        for (size_t axis = from; axis < rank; ++axis)
+          broadcast |= axisRead(graph, values[i], domain, axis) == AxisRead::Broadcast;
+        results.push_back(broadcast ? "0" : "d" + std::to_string(from));
+      }
+      o.map = affineMap(static_cast<unsigned>(from + 1), results);
+    }
+    rank = static_cast<unsigned>(from + 1);
+  }
   e.generic(rank, std::vector<bool>(rank, false), ins, outs,
             [&](const std::vector<std::string> &blockArgs) {
               std::map<ValueRef, std::string> computed;

@@ -79,6 +79,8 @@ public:
   std::string index(int64_t value);
   /// The SSA value holding argument `value`'s memref, and its type.
   bool hasArg(ValueRef value) const { return argIndex.count(value); }
+  /// The kernel argument `value` is.
+  const KernelArg &arg(ValueRef value) const { return spec.args[argIndex.at(value)]; }
   const std::string &argName(ValueRef value) const;
   const std::string &argType(ValueRef value) const;
   /// Makes `value` (internal to the kernel) live in argument `arg`'s memory.

@@ -162,6 +162,16 @@ x, a, b = rand((8, 64)), rand((64,)), rand((1, 64))
 check("chain_broadcast", [("x", x), ("a", a), ("b", b)],
       [node("m", "mul", ["x", "a"]), node("s", "add", ["m", "b"]),
        node("t", "tanh", ["s"]), node("e", "exp", ["t"]), node("y", "mul", ["e", "x"])], ["y"])
+# Trailing axes that every operand reads whole or broadcasts collapse into
+# one loop: an image's 9x11 pixels scaled per channel, plus a [9, 11] map
+# and a scalar (one loop of 99); then a [11] row, which reads the last
+# axis but broadcasts the one before, stops the run at the last axis.
+img, chan, pix, one, row = rand((2, 6, 9, 11)), rand((1, 6, 1, 1)), rand((9, 11)), rand((1,)), rand((11,))
+check("chain_collapsed_axes", [("x", img), ("c", chan), ("p", pix), ("o", one)],
+      [node("m", "mul", ["x", "c"]), node("s", "add", ["m", "p"]), node("y", "mul", ["s", "o"])],
+      ["y"])
+check("chain_collapse_stops", [("x", img), ("c", chan), ("r", row)],
+      [node("m", "mul", ["x", "c"]), node("y", "sub", ["m", "r"])], ["y"])
 # Through views: a transposed and a sliced operand (strided reads).
 t = rand((64, 8))
 check("chain_strided_views", [("x", x), ("t", t)],
