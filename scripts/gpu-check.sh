@@ -5,7 +5,8 @@
 #   scripts/gpu-check.sh prepare   here: builds, then plans into .gpu-check/
 #       every op and graph case for cuda:0 (PTX) and for the GPU's Vulkan
 #       device, with their inputs and expected outputs, plus the benchmark
-#       artifacts, and copies fuel-run beside them;
+#       artifacts, and copies fuel-run and the Vulkan loader's Debian
+#       packages beside them;
 #   scripts/gpu-check.sh run       there (carry .gpu-check): runs the CUDA
 #       cases, the Vulkan cases (where a Vulkan driver loads) and the
 #       benchmarks (bench/gpu_bench.py), printing a short table last.
@@ -54,6 +55,15 @@ PY
   bench sgemm-cuda "$out/bench/sgemm.json" cuda:0
   bench tiny-cuda "$out/bench/tiny.json" cuda:0 --no-fusion
   cp "$root/scripts/gpu-cases.py" "$root/bench/gpu_bench.py" "$out/bin/"
+  # The device's image has the NVIDIA driver but no Vulkan loader (nor the
+  # GL dispatch libraries the driver's Vulkan ICD loads): Debian's travel.
+  lists=$(mktemp -d)
+  apt=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 "-oDir::State::Lists=$lists")
+  mkdir -p "$out/gl" "$lists/partial"
+  apt-get "${apt[@]}" -qq update
+  (cd "$out/gl" && apt-get "${apt[@]}" -qq download libvulkan1 libglvnd0 libegl1 libglx0 libgl1 \
+    libopengl0 libgles2 2>/dev/null)
+  rm -rf "$lists"
   # The `device` tool carries at most 64 MiB: thread counts do not matter
   # on a GPU, and only the cases' artifacts, inputs and expected outputs go.
   rm -rf "$out"/cuda-graphs/threads_[23]*
@@ -63,6 +73,10 @@ PY
 run)
   [ -d "$out" ] || { echo "gpu-check: run 'scripts/gpu-check.sh prepare' first (and carry .gpu-check)" >&2; exit 2; }
   py=python3
+  if ! ldconfig -p | grep -q libvulkan.so.1; then
+    for deb in "$out"/gl/*.deb; do dpkg -x "$deb" /; done
+    ldconfig
+  fi
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   status=0
   for suite in cuda-ops cuda-graphs vulkan-ops; do

@@ -7,8 +7,9 @@
 //      gpu/arith/memref/scf to the spirv dialect; lower the entry-point ABI
 //      (one storage buffer per argument at set 0) and deduce the minimal
 //      version/capabilities/extensions;
-//   3. serialize, validate with SPIRV-Tools for the Vulkan environment,
-//      optimize with its performance passes (validated again);
+//   3. serialize, declare NaN and Inf preserved (PreserveInfNan.cpp),
+//      validate with SPIRV-Tools for the Vulkan environment, optimize with
+//      its performance passes (validated again);
 //   4. write the `kernels.spirv` section: modules as base64 plus each
 //      kernel's dispatches.
 //
@@ -93,10 +94,12 @@ static LogicalResult lowerToSpirv(mlir::ModuleOp module, DiagnosticEngine &diag)
   return success();
 }
 
-/// Validates `words`, then optimizes them (the optimizer validates its
-/// input and output too); `what` names the module in errors.
+/// Declares NaN and Inf preserved in `words`, validates them, then optimizes
+/// them (the optimizer validates its input and output too); `what` names
+/// the module in errors.
 static LogicalResult validateAndOptimize(std::vector<uint32_t> &words, spv_target_env env,
                                          const std::string &what, DiagnosticEngine &diag) {
+  preserveInfNan(words);
   std::string messages;
   auto consumer = [&](spv_message_level_t, const char *, const spv_position_t &pos,
                       const char *message) {

@@ -17,6 +17,7 @@
 #include "fuel/Support/LogicalResult.h"
 #include "fuel/Transforms/KernelSpec.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ struct SpirvOutput {
 LogicalResult compileSpirv(const Graph &graph, const std::vector<KernelSpec> &kernels,
                            const std::string &target, unsigned workgroupSize,
                            const std::string &libraryDir, SpirvOutput &out, DiagnosticEngine &diag);
+
+/// Declares every entry point of the SPIR-V module `words` to keep signed
+/// zeros, Infs and NaNs of 32-bit floats (SignedZeroInfNanPreserve), which
+/// drivers may otherwise assume absent.
+void preserveInfNan(std::vector<uint32_t> &words);
 
 } // namespace fuel
 

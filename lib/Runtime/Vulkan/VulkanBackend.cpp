@@ -148,6 +148,7 @@ private:
   VkPhysicalDeviceFeatures features{};
   VkPhysicalDeviceVulkan11Features features11{};
   VkPhysicalDeviceVulkan12Features features12{};
+  VkPhysicalDeviceFloatControlsProperties floatControls{};
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t queueFamily = 0, timestampBits = 0;
@@ -337,6 +338,14 @@ Expected<void> VulkanBackend::open(const artifact::Device &info) {
     vk->vkGetPhysicalDeviceFeatures2(physical, &all);
     features = all.features;
     features11.pNext = features12.pNext = nullptr;
+    // Whether NaN and Inf survive the driver's compiler (PreserveInfNan.cpp).
+    floatControls = make<VkPhysicalDeviceFloatControlsProperties>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES);
+    auto withControls =
+        make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+    withControls.pNext = &floatControls;
+    vk->vkGetPhysicalDeviceProperties2(physical, &withControls);
+    floatControls.pNext = nullptr;
   } else {
     vk->vkGetPhysicalDeviceFeatures(physical, &features);
   }
@@ -538,6 +547,9 @@ const char *VulkanBackend::missingFeature(uint32_t cap) const {
     return need(features11.storageBuffer16BitAccess, "storageBuffer16BitAccess");
   case 4448: // StorageBuffer8BitAccess
     return need(features12.storageBuffer8BitAccess, "storageBuffer8BitAccess");
+  case 4466: // SignedZeroInfNanPreserve (of 32-bit floats: PreserveInfNan.cpp)
+    return need(floatControls.shaderSignedZeroInfNanPreserveFloat32,
+                "shaderSignedZeroInfNanPreserveFloat32 (Vulkan 1.2)");
   default:
     return nullptr;
   }
