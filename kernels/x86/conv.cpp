@@ -297,7 +297,7 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
                     (flags & kRelu) != 0, (flags & kSilu) != 0, lo, hi};
   bool depthwise = s.Cg == 1 && s.Og == 1 && s.taps() <= kMaxDepthwiseTaps;
   if (depthwise && depthwiseBlocked(s, vx)) {
-    convolveDepthwiseBlocked(s, vx, vw, vy, epilogue);
+    convolveDepthwiseBlocked(s, vx, vw, constant, vy, epilogue);
     return;
   }
   if (depthwise && depthwiseInPlace(s, vx, vy, epilogue)) {

@@ -264,9 +264,10 @@ void convolveChannel(const Conv &s, const float *weights, const float *planes,
 bool depthwiseBlocked(const Conv &s, const View &x);
 
 /// y = epilogue(the depthwise convolution of x with w), kWidth channels at
-/// a time, transposed so that a vector holds a pixel of each.
-void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, const View &y,
-                              const Epilogue &e);
+/// a time, transposed so that a vector holds a pixel of each; the taps
+/// packed once when `constant`.
+void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, bool constant,
+                              const View &y, const Epilogue &e);
 
 /// Whether convolveDepthwiseInPlace runs the layer: unit or stride-2
 /// steps along rows whose elements are contiguous in x, y and a residual.

@@ -109,17 +109,22 @@ void transposeIn(const Conv &s, const View &x, const float *channels, int64_t Hp
   for (; p < pixels; ++p)
     for (int64_t c = 0; c < kWidth; ++c)
       flat[p * kWidth + c] = channels[c * x.stride(1) + p];
-  std::fill(padded, padded + Hp * Wp * kWidth, 0.0f);
-  for (int64_t ih = 0; ih < s.H; ++ih) {
-    int64_t row = ih + s.padTop;
-    if (row < 0 || row >= Hp)
+  // Only the margins are zeroed: the interior is overwritten.
+  for (int64_t row = 0; row < Hp; ++row) {
+    float *line = padded + row * Wp * kWidth;
+    int64_t ih = row - s.padTop;
+    if (ih < 0 || ih >= s.H) {
+      std::fill(line, line + Wp * kWidth, 0.0f);
       continue;
-    // The columns of the row inside the padded width.
-    int64_t from = s.padLeft < 0 ? -s.padLeft : 0;
-    int64_t to = s.W < Wp - s.padLeft ? s.W : Wp - s.padLeft;
+    }
+    // The columns [from, to) of the line that hold image pixels.
+    int64_t from = std::clamp<int64_t>(s.padLeft, 0, Wp);
+    int64_t to = std::clamp<int64_t>(s.padLeft + s.W, from, Wp);
+    std::fill(line, line + from * kWidth, 0.0f);
     if (from < to)
-      std::copy(flat + (ih * s.W + from) * kWidth, flat + (ih * s.W + to) * kWidth,
-                padded + (row * Wp + from + s.padLeft) * kWidth);
+      std::copy(flat + (ih * s.W + from - s.padLeft) * kWidth,
+                flat + (ih * s.W + to - s.padLeft) * kWidth, line + from * kWidth);
+    std::fill(line + to * kWidth, line + Wp * kWidth, 0.0f);
   }
 }
 
@@ -152,52 +157,73 @@ void sumPixelsUpTo(int64_t count, const Conv &s, const float *padded, int64_t Wp
   sumPixels<Pixels>(s, padded, Wp, taps, oh, ow0, tile);
 }
 
+/// The first channel of block b of kWidth channels. The last block overlaps
+/// the one before when the channels are not a whole number of blocks: its
+/// channels are computed twice, alike.
+int64_t firstOfBlock(int64_t b, int64_t channels) {
+  return std::min(b * kWidth, channels - kWidth);
+}
+
+struct BlockedTaps {
+  const Conv *s;
+  const View *w;
+  int64_t channels;
+};
+
+/// out[(b * taps + t) * kWidth + l] = tap t of channel firstOfBlock(b) + l:
+/// each tap's weights of a block as one vector.
+void packBlockedTaps(const void *context, float *out) {
+  const auto &[s, w, channels] = *static_cast<const BlockedTaps *>(context);
+  float channelTaps[kMaxDepthwiseTaps];
+  int64_t taps = s->taps();
+  for (int64_t b = 0; b * kWidth < channels; ++b)
+    for (int64_t l = 0; l < kWidth; ++l) {
+      depthwiseTaps(*s, *w, w->data() + (firstOfBlock(b, channels) + l) * w->stride(0),
+                    channelTaps);
+      for (int64_t t = 0; t < taps; ++t)
+        out[(b * taps + t) * kWidth + l] = channelTaps[t];
+    }
+}
+
 } // namespace
 
 bool depthwiseBlocked(const Conv &s, const View &x) {
   // Where a row's outputs fill at most half a vector, the transposes in and
-  // out cost less than the wasted lanes: EfficientNet-B0's 5x5 layers of
-  // 7x7 outputs 1.6x faster (1152 channels 0.125 -> 0.077 ms, 672 of stride
-  // 2 0.117 -> 0.072 ms), MobileNetV2's stride-2 3x3 one 1.15x, its 3x3
-  // layers of 7x7 as fast either way; layers of 14x14 outputs ran up to
-  // 1.7x slower so (Zen 5, AVX-512).
+  // out cost less than the wasted lanes (Zen 5, AVX-512, one thread, against
+  // the row-by-row path): EfficientNet-B0's 5x5 layers of 7x7 outputs 1.6x
+  // faster (1152 channels 0.125 -> 0.077 ms), MobileNetV2's 3x3 ones 1.2x
+  // (960 channels 0.050 -> 0.041 ms). Layers of 14x14 outputs ran up to 1.7x
+  // slower so (576 channels 0.08 -> 0.13 ms).
   return 2 * s.OW <= kWidth && x.size(1) >= kWidth && x.stride(3) == 1 && x.stride(2) == s.W;
 }
 
-void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, const View &y,
-                              const Epilogue &e) {
+void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, bool constant,
+                              const View &y, const Epilogue &e) {
   int64_t Hp = (s.OH - 1) * s.sh + (s.KH - 1) * s.dh + 1;
   int64_t Wp = (s.OW - 1) * s.sw + (s.KW - 1) * s.dw + 1;
   int64_t pixels = s.OH * s.OW;
+  int64_t channels = x.size(1), blocks = (channels + kWidth - 1) / kWidth;
+  BlockedTaps context{&s, &w, channels};
+  const float *taps = packedFilters(w, w.data(), channels, kWidth, blocks * s.taps() * kWidth,
+                                    constant, packBlockedTaps, &context);
   float *padded = scratch(kConvPlanes, Hp * Wp * kWidth);
   float *flat = scratch(kConvPatches, s.H * s.W * kWidth);
   float *tile = scratch(kConvTile, pixels * kWidth);
   float *transposed = scratch(kConvResults, pixels * kWidth);
-  auto *taps = reinterpret_cast<Vec *>(scratch(kConvWeights, s.taps() * kWidth));
-  float channelTaps[kWidth * kMaxDepthwiseTaps];
   // copyOut's view of the tile: rows of OW pixels, kWidth channels.
   Conv rows = s;
   rows.Wq = s.OW;
   rows.Og = kWidth;
   const View *r = e.residualView;
-  int64_t channels = x.size(1);
   for (int64_t n = 0; n < x.size(0); ++n)
-    // The last block overlaps the one before when the channels are not a
-    // whole number of blocks: its channels are computed twice, alike.
-    for (int64_t c = 0; c < channels; c += kWidth) {
-      int64_t c0 = c + kWidth <= channels ? c : channels - kWidth;
+    for (int64_t b = 0; b < blocks; ++b) {
+      int64_t c0 = firstOfBlock(b, channels);
       transposeIn(s, x, x.data() + n * x.stride(0) + c0 * x.stride(1), Hp, Wp, padded, flat);
-      // Each channel's taps, then every tap's channels.
-      for (int64_t l = 0; l < kWidth; ++l)
-        depthwiseTaps(s, w, w.data() + (c0 + l) * w.stride(0), channelTaps + l * s.taps());
-      auto *tapFloats = reinterpret_cast<float *>(taps);
-      for (int64_t t = 0; t < s.taps(); ++t)
-        for (int64_t l = 0; l < kWidth; ++l)
-          tapFloats[t * kWidth + l] = channelTaps[l * s.taps() + t];
+      const auto *blockTaps = reinterpret_cast<const Vec *>(taps + b * s.taps() * kWidth);
       for (int64_t oh = 0; oh < s.OH; ++oh)
         for (int64_t ow = 0; ow < s.OW; ow += kBlockedPixels)
           sumPixelsUpTo<kBlockedPixels>(std::min<int64_t>(s.OW - ow, kBlockedPixels), s, padded, Wp,
-                                        taps, oh, ow, tile);
+                                        blockTaps, oh, ow, tile);
       Epilogue block = e.ofChannel(c0);
       if (block.residual)
         block.residual += n * r->stride(0);
