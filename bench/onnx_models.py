@@ -3,7 +3,8 @@
 the `host` machine, fuel-run --bench) against ONNX Runtime (npm
 onnxruntime-node, CPU provider, all graph optimizations, sequential
 execution, intra-op threads = T) and PyTorch eager (no_grad), same machine,
-same thread count, interleaved in rounds, medians.
+same thread count (one-thread cells all on the same CPU), interleaved in
+rounds, medians.
 
 Models (random weights, fixed seeds): the MLP, transformer encoder layer and
 GPT-style decoder block of examples/pytorch/export.py --bench, ResNet-18 and
@@ -51,6 +52,11 @@ def models():
         yield name, getattr(torchvision.models, name)(weights=None), torch.randn(1, 3, 224, 224)
 
 
+# One-thread cells run every engine on the same CPU (children inherit the
+# affinity): the VMs these run on have had vCPUs of different speeds, 25%
+# apart for minutes, which an unpinned one-thread process draws at random.
+CPUS = os.sched_getaffinity(0)
+
 os.makedirs(work, exist_ok=True)
 bench = Bench(build, work, ["--machine", "host"])
 warm, cold = [], []
@@ -67,6 +73,7 @@ for name, module, x in models():
                     "-o", artifact], check=True)
     for threads in (1, 2):
         ours, theirs, eager, our_cold, their_cold = [], [], [], [], []
+        os.sched_setaffinity(0, {min(CPUS)} if threads == 1 else CPUS)
         torch.set_num_threads(threads)
         for _ in range(ROUNDS):
             run = bench.run(artifact, {"x": npy}, threads, runs=RUNS)

@@ -105,7 +105,7 @@ if want onnx-models; then
     echo "bench/onnx_models.py (random weights, fixed seeds). fuelc: \`fuel-run --bench\`"
     echo "on an artifact planned for the \`host\` machine; ONNX Runtime $(ort_version)"
     echo "(npm onnxruntime-node, CPU provider, all graph optimizations, sequential execution); PyTorch"
-    echo "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)') eager under no_grad. Same thread count for all three, interleaved per model."
+    echo "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)') eager under no_grad. Same thread count for all three (one-thread cells pinned to one CPU for all three), interleaved per model."
     echo
     /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
   } > "$results/onnx-models.md"
