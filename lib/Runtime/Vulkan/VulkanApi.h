@@ -24,17 +24,17 @@ namespace fuel::runtime {
   X(vkCreateInstance)                                                          \
   X(vkEnumerateInstanceLayerProperties)
 
-#define FUEL_VULKAN_INSTANCE_FUNCTIONS(X)                                                          \
-  X(vkDestroyInstance)                                                                             \
-  X(vkEnumeratePhysicalDevices)                                                                    \
-  X(vkGetPhysicalDeviceProperties)                                                                 \
-  X(vkGetPhysicalDeviceFeatures)                                                                   \
-  X(vkGetPhysicalDeviceFeatures2)                                                                  \
-  X(vkGetPhysicalDeviceProperties2)                                                                \
-  X(vkGetPhysicalDeviceQueueFamilyProperties)                                                      \
-  X(vkGetPhysicalDeviceMemoryProperties)                                                           \
-  X(vkEnumerateDeviceExtensionProperties)                                                          \
-  X(vkCreateDevice)                                                                                \
+#define FUEL_VULKAN_INSTANCE_FUNCTIONS(X)                                      \
+  X(vkDestroyInstance)                                                         \
+  X(vkEnumeratePhysicalDevices)                                                \
+  X(vkGetPhysicalDeviceProperties)                                             \
+  X(vkGetPhysicalDeviceFeatures)                                               \
+  X(vkGetPhysicalDeviceFeatures2)                                              \
+  X(vkGetPhysicalDeviceProperties2)                                            \
+  X(vkGetPhysicalDeviceQueueFamilyProperties)                                  \
+  X(vkGetPhysicalDeviceMemoryProperties)                                       \
+  X(vkEnumerateDeviceExtensionProperties)                                      \
+  X(vkCreateDevice)                                                            \
   X(vkGetDeviceProcAddr)
 
 #define FUEL_VULKAN_DEVICE_FUNCTIONS(X)                                        \
