@@ -51,6 +51,7 @@ template <int Taps> struct WeightedSum {
     for (int k = 0; k < Rows; ++k)
       acc[k] = Vec{} + bias;
   }
+  void inputs(Vec) const {}
   void add(Vec &acc, int64_t t, Vec v) const { acc += tap[t] * v; }
   /// Output rows [oh0, oh0 + Rows) from column ow0: rows past OH and lanes
   /// past OW dropped.

@@ -67,16 +67,64 @@ inline void storeLanes(float *y, LaneMask lanes, Vec v) {
 #endif
 }
 
-/// The even lanes of lo, then those of hi: every second float of a run of
-/// 2 * kWidth (a row read with stride 2).
-inline Vec evenLanes(Vec lo, Vec hi) {
+/// Every second lane of lo from lane `First`, then of hi: every second
+/// float of a run of 2 * kWidth (a row read with stride 2) from float First.
+template <int First> inline Vec everySecondLane(Vec lo, Vec hi) {
 #if VECTOR_FLOATS == 16
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  return (Vec)_mm512_permutex2var_ps((__m512)lo, even, (__m512)hi);
+  const __m512i lanes = _mm512_add_epi32(
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+      _mm512_set1_epi32(First));
+  return (Vec)_mm512_permutex2var_ps((__m512)lo, lanes, (__m512)hi);
 #else
-  // Within each 128-bit half: lo0 lo2 hi0 hi2; then the 64-bit pairs put in order.
-  __m256 pairs = _mm256_shuffle_ps((__m256)lo, (__m256)hi, 0x88);
+  // Within each 128-bit half: lo0 lo2 hi0 hi2 (from lane 1: lo1 lo3 hi1
+  // hi3); then the 64-bit pairs put in order.
+  __m256 pairs = _mm256_shuffle_ps((__m256)lo, (__m256)hi, First ? 0xdd : 0x88);
   return (Vec)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), 0xd8));
+#endif
+}
+inline Vec evenLanes(Vec lo, Vec hi) { return everySecondLane<0>(lo, hi); }
+inline Vec oddLanes(Vec lo, Vec hi) { return everySecondLane<1>(lo, hi); }
+
+/// Lanes 1 to kWidth - 1 of a, then lane 0 of b: a run of floats one on.
+inline Vec nextLanes(Vec a, Vec b) {
+#if VECTOR_FLOATS == 16
+  // The masked form: the plain one's undefined pass-through trips GCC 12's
+  // -Wmaybe-uninitialized.
+  __m512i lo = _mm512_castps_si512((__m512)a);
+  return (Vec)_mm512_castsi512_ps(
+      _mm512_mask_alignr_epi32(lo, 0xffff, _mm512_castps_si512((__m512)b), lo, 1));
+#else
+  // a rotated down a lane, its last lane replaced by b's first.
+  __m256 rotated = _mm256_permutevar8x32_ps((__m256)a, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0));
+  return (Vec)_mm256_blend_ps(rotated, _mm256_broadcastss_ps(_mm256_castps256_ps128((__m256)b)),
+                              0x80);
+#endif
+}
+
+/// The lanes where a or b is a NaN.
+inline LaneMask unorderedLanes(Vec a, Vec b) {
+#if VECTOR_FLOATS == 16
+  return _mm512_cmp_ps_mask((__m512)a, (__m512)b, _CMP_UNORD_Q);
+#else
+  return _mm256_castps_si256(_mm256_cmp_ps((__m256)a, (__m256)b, _CMP_UNORD_Q));
+#endif
+}
+
+/// The lanes of a and those of b.
+inline LaneMask eitherLanes(LaneMask a, LaneMask b) {
+#if VECTOR_FLOATS == 16
+  return a | b;
+#else
+  return _mm256_or_si256(a, b);
+#endif
+}
+
+/// Whether a set holds any lane.
+inline bool anyLane(LaneMask lanes) {
+#if VECTOR_FLOATS == 16
+  return lanes != 0;
+#else
+  return !_mm256_testz_si256(lanes, lanes);
 #endif
 }
 

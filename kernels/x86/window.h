@@ -11,6 +11,7 @@
 //     static constexpr bool kZeroPadding;           // zeros outside a row,
 //     Vec padding;                                  // else these
 //     template <int Rows> void begin(Vec (&acc)[Rows]);
+//     void inputs(Vec inputs);                      // each load, once
 //     void add(Vec &acc, int64_t tap, Vec inputs);  // tap = i * KW + j
 //     template <int Rows>
 //     void end(const Vec (&acc)[Rows], int64_t oh0, int64_t ow0);
@@ -142,6 +143,7 @@ void reduceWindow(const Conv &s, const float *image, int64_t rowStride, const fl
 #pragma GCC unroll 8
         for (int j = 0; j < K; ++j) {
           Vec v = tapInputs<Stride>(rows[t] + from + j, lanes, j, K, r);
+          r.inputs(v);
 #pragma GCC unroll 8
           for (int k = 0; k < kBlockRows; ++k) {
             int i = t - k * Stride; // The tap row of output row k that row t is.
@@ -173,8 +175,11 @@ void reduceAnyWindow(const Conv &s, const float *image, int64_t rowStride, const
         for (int64_t j = 0; j < s.KW; ++j) {
           int64_t from = columnOf(s, ow0, j);
 #pragma GCC unroll 8
-          for (int k = 0; k < kRows; ++k)
-            r.add(acc[k], i * s.KW + j, tapInputs<Step>(rows[i][k] + from, lanes, j, s.KW, r));
+          for (int k = 0; k < kRows; ++k) {
+            Vec v = tapInputs<Step>(rows[i][k] + from, lanes, j, s.KW, r);
+            r.inputs(v);
+            r.add(acc[k], i * s.KW + j, v);
+          }
         }
       r.end(acc, oh0, ow0);
     }

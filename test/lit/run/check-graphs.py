@@ -468,8 +468,9 @@ for threads in ["1", "2", "3"]:
 # across what changes their indexing: channel counts off the vector width,
 # asymmetric pads, strides 1-3, dilations, kernels 1x1 to 7x7, groups,
 # depthwise with and without a multiplier, batches, weights that are inputs,
-# channel slices on threads, and last tiles of the columns one vector wide
-# (60 columns: 48 + 12) and two (270: 240 + 30).
+# channel slices on threads, last tiles of the columns one vector wide
+# (60 columns: 48 + 12) and two (270: 240 + 30), and a result large enough
+# to be prefetched as it is computed (2.7 MB, a stem of stride 2).
 CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 3, 23, 19, 13, 7, 7, [2, 2], [3, 3, 3, 3], [1, 1], 1),
     (2, 17, 15, 16, 29, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
@@ -482,6 +483,7 @@ CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (2, 19, 16, 15, 19, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 19),
     (1, 10, 13, 13, 10, 5, 5, [1, 1], [4, 4, 4, 4], [2, 2], 10),
     (1, 8, 11, 12, 16, 3, 3, [1, 1], [1, 0, 1, 0], [1, 1], 8),
+    (1, 3, 230, 226, 52, 3, 3, [2, 2], [0, 1, 1, 0], [1, 1], 1),
     # Depthwise: the unrolled 5x5 windows (strides 1 and 2, rows wider than
     # a vector, asymmetric pads), windows of any shape, row steps of 2 and
     # strides of 3 (through the phase planes).
@@ -555,11 +557,12 @@ for size in (10, 20):
            node("s", "add", ["c", "res"]), node("y", "relu", ["s"])], ["y"],
           constants=[("fd", rand((24, 1, 3, 3))), ("fb", rand((24,)))], tolerance=(1e-4, 1e-4))
 # The library max_pool2d (kernels/x86/pool.cpp: rows read in place for
-# row steps 1 and 2, 2x2 and 3x3 windows unrolled, a scalar loop for the
-# rest and for channels with a NaN in a window): widths off the vector
-# width and wider than it, asymmetric pads, ceil mode, dilations, strides
-# 1-3, a window of more taps than the row loops list, batches, channel
-# slices on threads, NaN and infinities.
+# row steps 1 and 2, 2x2 and 3x3 windows unrolled, 3x3 windows of stride 2
+# by their rows' maxima, a scalar loop for the rest and for channels with a
+# NaN in a window): widths off the vector width and several vectors wide,
+# asymmetric pads, ceil mode, dilations, strides 1-3, a window of more taps
+# than the row loops list, batches, channel slices on threads, NaN and
+# infinities.
 POOL_CASES = [  # (N, C, H, W, kernel, strides, pads, dilations, ceil_mode)
     (1, 5, 17, 23, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], False),
     (2, 3, 14, 14, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], False),
@@ -568,6 +571,7 @@ POOL_CASES = [  # (N, C, H, W, kernel, strides, pads, dilations, ceil_mode)
     (1, 3, 11, 37, [3, 2], [1, 2], [1, 0, 1, 1], [2, 1], False),
     (2, 4, 13, 13, [3, 3], [3, 3], [1, 1, 1, 1], [1, 1], True),
     (1, 2, 12, 12, [9, 9], [1, 1], [4, 4, 4, 4], [1, 1], False),
+    (2, 3, 9, 70, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], True),
 ]
 for i, (n, c, h, wd, kernel, strides, pads, dilations, ceil) in enumerate(POOL_CASES):
     image = rand((n, c, h, wd))
