@@ -6,9 +6,9 @@
 // the window loops of window.h, which read rows in place (unit or stride-2
 // row steps; 2x2 and 3x3 windows unrolled): one max per tap and vector of
 // outputs, nothing copied. 3x3 windows of stride 2 take the maxima of their
-// rows first (poolWindows3x3Stride2). Other layers, and channels holding a NaN where
-// a window reads (a NaN in a window is its result, as numpy.max has it,
-// which the vector max does not keep), take a scalar loop.
+// rows first (poolWindows3x3Stride2). Other layers, and channels holding a
+// NaN where a window reads (a NaN in a window is its result, as numpy.max
+// has it, which the vector max does not keep), take a scalar loop.
 //
 // Entry points (MLIR C interfaces, as in gemm.cpp):
 //   void _mlir_ciface_<POOL_SYMBOL>(UnrankedMemRef *x, *y, int64_t
