@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
+#include <tuple>
 
 using namespace fuel;
 using namespace fuel::onnximport;
@@ -57,6 +59,18 @@ bool samePads(Importer &im, ShapeRef x, Window &w) {
 std::optional<Window> readWindow(Importer &im, OpKind kind, ShapeRef x, ShapeRef weight) {
   Window w{im.attrInts("kernel_shape"), im.attrInts("strides"), im.attrInts("pads"),
            im.attrInts("dilations")};
+  // Attributes name one value per spatial axis (pads two); Window::pad and
+  // the 3-D and 1-D rewrites index them by axis.
+  size_t spatial = x.size() - 2;
+  for (auto [name, values, count] :
+       {std::tuple{"kernel_shape", &w.kernel, spatial}, std::tuple{"strides", &w.strides, spatial},
+        std::tuple{"pads", &w.pads, 2 * spatial}, std::tuple{"dilations", &w.dilations, spatial}})
+    if (!values->empty() && values->size() != count) {
+      im.unsupported(std::string(name) + " has " + std::to_string(values->size()) +
+                     " values; a " + std::to_string(spatial) + "-D window needs " +
+                     std::to_string(count));
+      return std::nullopt;
+    }
   if (kind == OpKind::Conv2D && w.kernel.empty())
     for (size_t i = 2; i < weight.size(); ++i)
       w.kernel.push_back(weight[i].isStatic() ? weight[i].size() : -1);

@@ -64,7 +64,9 @@ save("composed", [n("Resize", ["x", "", "scales"], ["r"], mode="area"),
      outputs=("y", "g", "o", "h"))
 # The composed families' refusals, each reported in one run: an LSTM over a
 # symbolic sequence (it is unrolled), a quantized type fuelc lacks, a zero
-# point shaped unlike its scale, a 1-D integer convolution, a BitShift on signed integers, TopK's K beyond the axis, reverse sequences
+# point shaped unlike its scale, a 1-D integer convolution, window
+# attributes of the wrong length (two pads for a 2-D window, three strides),
+# a BitShift on signed integers, TopK's K beyond the axis, reverse sequences
 # shorter than the sequence, a scatter reduction ONNX does not define, an
 # optimizer step count that is not a constant.
 T = helper.make_tensor_value_info("seq", TensorProto.FLOAT, ["T", 2, 3])
@@ -73,6 +75,8 @@ save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
                   n("QuantizeLinear", ["x", "scale", "zp16"], ["q"]),
                   n("DequantizeLinear", ["q8", "scale", "zpvec"], ["dq"]),
                   n("ConvInteger", ["x1d", "w1d"], ["ci"]),
+                  n("ConvInteger", ["x2d", "w2d", "q8"], ["cp"], pads=[1, 1]),
+                  n("MaxPool", ["x"], ["mp"], kernel_shape=[2, 2], strides=[2, 2, 2]),
                   n("BitShift", ["ints", "ints"], ["b"], direction="LEFT"),
                   n("TopK", ["x", "k"], ["t", "ti"]),
                   n("RNN", ["x3", "rw", "rr", "", "lens"], ["rn"], hidden_size=2,
@@ -89,13 +93,15 @@ save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
             numpy_helper.from_array(np.array([1], np.uint8), "zpvec"),
             numpy_helper.from_array(np.ones((1, 2, 5), np.uint8), "x1d"),
             numpy_helper.from_array(np.ones((3, 2, 3), np.uint8), "w1d"),
+            numpy_helper.from_array(np.ones((1, 2, 5, 5), np.uint8), "x2d"),
+            numpy_helper.from_array(np.ones((3, 2, 3, 3), np.uint8), "w2d"),
             numpy_helper.from_array(np.array([9], np.int64), "k"),
             numpy_helper.from_array(np.ones((3, 2, 3), np.float32), "x3"),
             numpy_helper.from_array(np.ones((1, 2, 3), np.float32), "rw"),
             numpy_helper.from_array(np.ones((1, 2, 2), np.float32), "rr"),
             numpy_helper.from_array(np.array([3, 1], np.int32), "lens"),
             numpy_helper.from_array(np.zeros((1, 2, 4, 4), np.int64), "sidx")],
-     outputs=("l", "q", "dq", "ci", "b", "t", "rn", "s", "m"), opset=18,
+     outputs=("l", "q", "dq", "ci", "cp", "mp", "b", "t", "rn", "s", "m"), opset=18,
      domains=("ai.onnx.preview.training",))
 # Selections known at import and the sampling, spectral and 3-D pooling
 # ops, each refusal reported in one run: a condition that is not a
