@@ -38,10 +38,19 @@ template <int Taps> struct WeightedSum {
   const View &y;
   float *out;
   const Epilogue &e;
+  // Without a residual or SiLU the epilogue is a clamp (ReLU a lower bound
+  // of 0: both keep NaN), applied with no test per row. The tests, and the
+  // reloads after each row's store (an intrinsic's store may alias
+  // anything), cost as much as the rows' FMAs: MobileNetV2's 144-channel
+  // 56x56 layer took 0.133 -> 0.104 ms so, its 384-channel 14x14 one 0.029
+  // -> 0.025 ms.
+  bool clampOnly;
+  Vec lo, hi;
 
   WeightedSum(const Conv &s, const float (&taps)[Taps], float bias, const View &y, float *out,
               const Epilogue &e)
-      : bias(bias), s(s), y(y), out(out), e(e) {
+      : bias(bias), s(s), y(y), out(out), e(e), clampOnly(!e.residual && !e.silu),
+        lo(Vec{} + (e.relu ? std::max(e.lo, 0.0f) : e.lo)), hi(Vec{} + e.hi) {
     for (int64_t t = 0; t < s.taps(); ++t)
       tap[t] = Vec{} + taps[t];
   }
@@ -57,6 +66,17 @@ template <int Taps> struct WeightedSum {
   /// past OW dropped.
   template <int Rows> void end(const Vec (&acc)[Rows], int64_t oh0, int64_t ow0) const {
     LaneMask written = lanesWithin(0, s.OW - ow0 < kWidth ? s.OW - ow0 : kWidth);
+    if (clampOnly) {
+      int64_t rows = s.OH - oh0, rowStride = y.stride(2);
+      float *first = out + oh0 * rowStride + ow0;
+#pragma GCC unroll 8
+      for (int k = 0; k < Rows; ++k)
+        if (k < rows) {
+          Vec v = acc[k] < lo ? lo : acc[k];
+          storeLanes(first + k * rowStride, written, hi < v ? hi : v);
+        }
+      return;
+    }
     const View *r = e.residualView;
 #pragma GCC unroll 8
     for (int k = 0; k < Rows; ++k) {
