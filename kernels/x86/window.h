@@ -3,7 +3,8 @@
 // The loops that depthwise conv2d (depthwise.cpp) and max pooling (pool.cpp)
 // share: one channel at a time, a block of output rows by one vector
 // of output columns, every tap's inputs one masked load from the image row
-// (stride 2: two loads and their even lanes), nothing copied. What a tap
+// (stride 2: two loads and their even lanes; the three tap columns of a 3x3
+// window share a row's three loads), nothing copied. What a tap
 // does with its inputs, and how the block's results are written, is the
 // Reduction's:
 //
@@ -47,8 +48,10 @@ constexpr int64_t kPrefetchWidth = 56;
 
 /// Which lanes of each tap column's loads lie inside an image row, for
 /// every vector of output columns: lanes(b)[j] for the load of tap column j
-/// from column b * kWidth, lanes(b)[KW + j] for the second load of stride 2.
-/// The same for every channel, so computed once per layer.
+/// from column b * kWidth, lanes(b)[KW + j] for the second load of stride 2,
+/// lanes(b)[2 * KW] for the third vector of tap column 0's run (read by
+/// windows of stride 2 and width 3). The same for every channel, so
+/// computed once per layer.
 struct ColumnLanes {
   const LaneMask *table;
   int64_t perBlock;
@@ -63,15 +66,17 @@ inline int64_t columnOf(const Conv &s, int64_t ow0, int64_t j) {
 
 /// The layer's lane table, in this thread's scratch.
 inline ColumnLanes columnLanes(const Conv &s) {
-  int64_t blocks = (s.OW + kWidth - 1) / kWidth, perBlock = 2 * s.KW;
+  int64_t blocks = (s.OW + kWidth - 1) / kWidth, perBlock = 2 * s.KW + 1;
   int64_t bytes = blocks * perBlock * static_cast<int64_t>(sizeof(LaneMask));
   auto *table = reinterpret_cast<LaneMask *>(scratch(kConvOffsets, (bytes + 3) / 4));
-  for (int64_t b = 0; b < blocks; ++b)
+  for (int64_t b = 0; b < blocks; ++b) {
     for (int64_t j = 0; j < s.KW; ++j) {
       int64_t from = columnOf(s, b * kWidth, j);
       table[b * perBlock + j] = lanesWithin(from, s.W);
       table[b * perBlock + s.KW + j] = lanesWithin(from + kWidth, s.W);
     }
+    table[b * perBlock + 2 * s.KW] = lanesWithin(columnOf(s, b * kWidth, 0) + 2 * kWidth, s.W);
+  }
   return {table, perBlock};
 }
 
@@ -97,19 +102,41 @@ inline bool rowsInPlace(const Conv &s, const View &x, const View &y) {
          s.KH * s.KW <= kMaxDepthwiseTaps;
 }
 
+/// The inputs at `at` in the lanes `within`, the padding in the others.
+template <class Reduction>
+inline Vec rowInputs(const float *at, LaneMask within, const Reduction &r) {
+  if constexpr (Reduction::kZeroPadding)
+    return loadLanes(at, within);
+  else
+    return loadLanesOr(at, within, r.padding);
+}
+
 /// A tap column's inputs for a vector of outputs from `at`.
 template <int Step, class Reduction>
 inline Vec tapInputs(const float *at, const LaneMask *lanes, int64_t j, int64_t KW,
                      const Reduction &r) {
-  auto load = [&](const float *from, LaneMask within) {
-    if constexpr (Reduction::kZeroPadding)
-      return loadLanes(from, within);
-    else
-      return loadLanesOr(from, within, r.padding);
-  };
   if (Step == 1)
-    return load(at, lanes[j]);
-  return evenLanes(load(at, lanes[j]), load(at + kWidth, lanes[KW + j]));
+    return rowInputs(at, lanes[j], r);
+  return evenLanes(rowInputs(at, lanes[j], r), rowInputs(at + kWidth, lanes[KW + j], r));
+}
+
+/// Every tap column's inputs from one input row for a vector of outputs
+/// from `at` (tap column 0's first input). Stride 2 and width 3 read the
+/// row's run once: the even lanes, the odd lanes, and the even lanes one
+/// on, 3 loads and 3 shuffles where each column apart took 6 loads.
+template <int Stride, int K, class Reduction>
+inline void rowTapInputs(const float *at, const LaneMask *lanes, const Reduction &r,
+                         Vec (&columns)[K]) {
+  if constexpr (Stride == 2 && K == 3) {
+    Vec first = rowInputs(at, lanes[0], r), second = rowInputs(at + kWidth, lanes[K], r);
+    columns[0] = evenLanes(first, second);
+    columns[1] = oddLanes(first, second);
+    columns[2] = nextLanes(columns[0], rowInputs(at + 2 * kWidth, lanes[2 * K], r));
+  } else {
+#pragma GCC unroll 8
+    for (int j = 0; j < K; ++j)
+      columns[j] = tapInputs<Stride>(at + j, lanes, j, K, r);
+  }
 }
 
 /// One channel's image through a K x K window, strides Stride, no
@@ -140,9 +167,11 @@ void reduceWindow(const Conv &s, const float *image, int64_t rowStride, const fl
           if (Stride == 2)
             __builtin_prefetch(next + kWidth);
         }
+        Vec columns[K];
+        rowTapInputs<Stride>(rows[t] + from, lanes, r, columns);
 #pragma GCC unroll 8
         for (int j = 0; j < K; ++j) {
-          Vec v = tapInputs<Stride>(rows[t] + from + j, lanes, j, K, r);
+          Vec v = columns[j];
           r.inputs(v);
 #pragma GCC unroll 8
           for (int k = 0; k < kBlockRows; ++k) {

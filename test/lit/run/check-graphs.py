@@ -753,10 +753,15 @@ for threads in ["2", "3"]:
 # Depthwise layers of images wide enough (kernels/x86/window.h's
 # kPrefetchWidth) that the unrolled windows prefetch their next block's
 # input rows: strides 1 and 2, 3x3 and 5x5, widths off the vector width.
+# Then 3x3 stride-2 layers whose rows end one past whole vectors of outputs
+# (AVX-512 and AVX2 alike): the last output's third tap, read from the row's
+# third vector, is padding.
 DEPTHWISE_WIDE_CASES = [  # (C, H, W, kernel, stride)
     (5, 21, 70, 3, 1),
     (6, 19, 61, 3, 2),
     (3, 23, 57, 5, 2),
+    (7, 9, 63, 3, 2),
+    (5, 11, 31, 3, 2),
 ]
 if TARGET == "host":
     for i, (c, h, wd, k, stride) in enumerate(DEPTHWISE_WIDE_CASES):
