@@ -85,21 +85,25 @@ template <int First> inline Vec everySecondLane(Vec lo, Vec hi) {
 inline Vec evenLanes(Vec lo, Vec hi) { return everySecondLane<0>(lo, hi); }
 inline Vec oddLanes(Vec lo, Vec hi) { return everySecondLane<1>(lo, hi); }
 
-/// Lanes 1 to kWidth - 1 of a, then lane 0 of b: a run of floats one on.
-inline Vec nextLanes(Vec a, Vec b) {
+/// Lanes N to kWidth - 1 of a, then lanes 0 to N - 1 of b: a run of floats
+/// N on.
+template <int N> inline Vec lanesOn(Vec a, Vec b) {
 #if VECTOR_FLOATS == 16
   // The masked form: the plain one's undefined pass-through trips GCC 12's
   // -Wmaybe-uninitialized.
   __m512i lo = _mm512_castps_si512((__m512)a);
   return (Vec)_mm512_castsi512_ps(
-      _mm512_mask_alignr_epi32(lo, 0xffff, _mm512_castps_si512((__m512)b), lo, 1));
+      _mm512_mask_alignr_epi32(lo, 0xffff, _mm512_castps_si512((__m512)b), lo, N));
 #else
-  // a rotated down a lane, its last lane replaced by b's first.
-  __m256 rotated = _mm256_permutevar8x32_ps((__m256)a, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0));
-  return (Vec)_mm256_blend_ps(rotated, _mm256_broadcastss_ps(_mm256_castps256_ps128((__m256)b)),
-                              0x80);
+  // Both rotated down N lanes; the last N lanes taken from b.
+  const __m256i rotation = _mm256_setr_epi32(N % 8, (N + 1) % 8, (N + 2) % 8, (N + 3) % 8,
+                                             (N + 4) % 8, (N + 5) % 8, (N + 6) % 8, (N + 7) % 8);
+  return (Vec)_mm256_blend_ps(_mm256_permutevar8x32_ps((__m256)a, rotation),
+                              _mm256_permutevar8x32_ps((__m256)b, rotation),
+                              (0xff << (8 - N)) & 0xff);
 #endif
 }
+inline Vec nextLanes(Vec a, Vec b) { return lanesOn<1>(a, b); }
 
 /// The lanes where a or b is a NaN.
 inline LaneMask unorderedLanes(Vec a, Vec b) {

@@ -3,8 +3,8 @@
 // The loops that depthwise conv2d (depthwise.cpp) and max pooling (pool.cpp)
 // share: one channel at a time, a block of output rows by one vector
 // of output columns, every tap's inputs one masked load from the image row
-// (stride 2: two loads and their even lanes; the three tap columns of a 3x3
-// window share a row's three loads), nothing copied. What a tap
+// (stride 2: two loads and their even lanes; the tap columns of a 3x3 or
+// 5x5 window share a row's three loads), nothing copied. What a tap
 // does with its inputs, and how the block's results are written, is the
 // Reduction's:
 //
@@ -50,7 +50,7 @@ constexpr int64_t kPrefetchWidth = 56;
 /// every vector of output columns: lanes(b)[j] for the load of tap column j
 /// from column b * kWidth, lanes(b)[KW + j] for the second load of stride 2,
 /// lanes(b)[2 * KW] for the third vector of tap column 0's run (read by
-/// windows of stride 2 and width 3). The same for every channel, so
+/// windows of stride 2 and width 3 or 5). The same for every channel, so
 /// computed once per layer.
 struct ColumnLanes {
   const LaneMask *table;
@@ -121,17 +121,24 @@ inline Vec tapInputs(const float *at, const LaneMask *lanes, int64_t j, int64_t 
 }
 
 /// Every tap column's inputs from one input row for a vector of outputs
-/// from `at` (tap column 0's first input). Stride 2 and width 3 read the
-/// row's run once: the even lanes, the odd lanes, and the even lanes one
-/// on, 3 loads and 3 shuffles where each column apart took 6 loads.
+/// from `at` (tap column 0's first input). Stride 2 and widths 3 and 5 read
+/// the row's run once: its even and odd lanes, and those lanes one and two
+/// on. That is 3 loads where the columns apart took 2 each, for 3 shuffles
+/// instead of 3 at width 3 and 7 instead of 5 at width 5.
 template <int Stride, int K, class Reduction>
 inline void rowTapInputs(const float *at, const LaneMask *lanes, const Reduction &r,
                          Vec (&columns)[K]) {
-  if constexpr (Stride == 2 && K == 3) {
-    Vec first = rowInputs(at, lanes[0], r), second = rowInputs(at + kWidth, lanes[K], r);
+  if constexpr (Stride == 2 && (K == 3 || K == 5)) {
+    Vec first = rowInputs(at, lanes[0], r), second = rowInputs(at + kWidth, lanes[K], r),
+        third = rowInputs(at + 2 * kWidth, lanes[2 * K], r);
     columns[0] = evenLanes(first, second);
     columns[1] = oddLanes(first, second);
-    columns[2] = nextLanes(columns[0], rowInputs(at + 2 * kWidth, lanes[2 * K], r));
+    columns[2] = nextLanes(columns[0], third); // Lane 0 of third is even.
+    if constexpr (K == 5) {
+      Vec thirdEven = evenLanes(third, third);
+      columns[3] = nextLanes(columns[1], oddLanes(third, third));
+      columns[4] = lanesOn<2>(columns[0], thirdEven);
+    }
   } else {
 #pragma GCC unroll 8
     for (int j = 0; j < K; ++j)

@@ -753,25 +753,28 @@ for threads in ["2", "3"]:
 # Depthwise layers of images wide enough (kernels/x86/window.h's
 # kPrefetchWidth) that the unrolled windows prefetch their next block's
 # input rows: strides 1 and 2, 3x3 and 5x5, widths off the vector width.
-# Then 3x3 stride-2 layers whose rows end one past whole vectors of outputs
-# (AVX-512 and AVX2 alike): the last output's third tap, read from the row's
-# third vector, is padding.
+# Then stride-2 layers whose rows end one past whole vectors of outputs
+# (of AVX-512 and AVX2 alike): the last output's last taps, read from the
+# row's third vector, are padding. Each on 1 and 2 threads and the AVX2 build.
 DEPTHWISE_WIDE_CASES = [  # (C, H, W, kernel, stride)
     (5, 21, 70, 3, 1),
     (6, 19, 61, 3, 2),
     (3, 23, 57, 5, 2),
     (7, 9, 63, 3, 2),
     (5, 11, 31, 3, 2),
+    (4, 9, 63, 5, 2),
 ]
 if TARGET == "host":
     for i, (c, h, wd, k, stride) in enumerate(DEPTHWISE_WIDE_CASES):
         f, fb = rand((c, 1, k, k)), rand((c,))
-        for threads in ["1", "2"]:
-            check(f"depthwise_wide_{i}_{threads}", [("img", rand((1, c, h, wd)))],
+        for variant, args in [("1", ["--threads", "1"]), ("2", ["--threads", "2"]),
+                              ("avx2", ["--machine", avx2])]:
+            check(f"depthwise_wide_{i}_{variant}", [("img", rand((1, c, h, wd)))],
                   [node("y", "conv2d", ["img", "f", "fb"], strides=[stride, stride],
                         pads=[k // 2] * 4, groups=c)],
-                  ["y"], constants=[("f", f), ("fb", fb)], run_args=["--threads", threads],
-                  tolerance=(1e-4, 1e-4))
+                  ["y"], constants=[("f", f), ("fb", fb)],
+                  run_args=args if variant != "avx2" else [],
+                  machine_args=args if variant == "avx2" else None, tolerance=(1e-4, 1e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
