@@ -130,14 +130,19 @@ inline Vec exp(Vec x) {
 #endif
 }
 
+/// v clamped to [lo, hi], NaN kept.
+inline Vec clamp(Vec v, Vec lo, Vec hi) {
+  v = v < lo ? lo : v;
+  return hi < v ? hi : v;
+}
+
 /// The epilogue's activation of a vector of results.
 inline Vec activate(const Epilogue &e, Vec v) {
   if (e.relu) // NaN kept, as numpy.maximum(v, 0).
     v = v < 0.0f ? 0.0f : v;
   if (e.silu)
     v = v * (1.0f / (1.0f + exp(-v)));
-  v = v < e.lo ? e.lo : v;
-  return e.hi < v ? e.hi : v;
+  return clamp(v, Vec{} + e.lo, Vec{} + e.hi);
 }
 
 /// A depthwise filter's KH x KW taps in (i, j) order. (Nested loops: a

@@ -71,10 +71,8 @@ template <int Taps> struct WeightedSum {
       float *first = out + oh0 * rowStride + ow0;
 #pragma GCC unroll 8
       for (int k = 0; k < Rows; ++k)
-        if (k < rows) {
-          Vec v = acc[k] < lo ? lo : acc[k];
-          storeLanes(first + k * rowStride, written, hi < v ? hi : v);
-        }
+        if (k < rows)
+          storeLanes(first + k * rowStride, written, clamp(acc[k], lo, hi));
       return;
     }
     const View *r = e.residualView;
