@@ -334,11 +334,11 @@ bool JsonReader::readNumber(JsonNumber &out) {
     out.overflow = ec != std::errc();
   }
   // from_chars for double yields +-inf-free results: out-of-range is an error.
+  // It also keeps the sign of "-0", which a float constant holds (printed as
+  // "-0", it must parse back to -0.0).
   auto [ptr, ec] = std::from_chars(first, last, out.real);
   if (ec == std::errc::result_out_of_range && !integer)
     return fail(start, "number out of the range of a 64-bit float");
-  if (integer && !out.overflow)
-    out.real = static_cast<double>(out.integer);
   return true;
 }
 
