@@ -57,14 +57,28 @@ public:
                    available->source + ")"};
     // Mapped, not malloc'd: unloading gives every page back (a freed large
     // malloc block raises glibc's mmap threshold, and later blocks of that
-    // size stay in its heap), and MAP_POPULATE takes the page faults here.
-    size_t size = std::max<size_t>(bytes, 1);
-    void *mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    // size stay in its heap). It lies on huge pages where the system gives
+    // them (every kernel reads and writes it: fewer TLB misses, and a VM
+    // traps to its host once per page fault), so it is aligned to one, and
+    // its page faults are taken here, not in the first run.
+    constexpr size_t kHugePage = 2 << 20;
+    size_t size = (std::max<size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
+    void *mapped =
+        mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED)
       return Error{"cannot allocate a " + std::to_string(bytes) +
                    "-byte arena: " + std::strerror(errno)};
-    arena = static_cast<char *>(mapped);
+    char *start = static_cast<char *>(mapped);
+    char *aligned =
+        start + (kHugePage - reinterpret_cast<uintptr_t>(start) % kHugePage) % kHugePage;
+    if (aligned > start)
+      munmap(start, aligned - start);
+    munmap(aligned + size, start + kHugePage - aligned); // The rest past the arena.
+    madvise(aligned, size, MADV_HUGEPAGE);
+    if (madvise(aligned, size, MADV_POPULATE_WRITE) != 0)
+      for (size_t page = 0; page < size; page += 4096) // Kernels before 5.14.
+        aligned[page] = 0;
+    arena = aligned;
     arenaSize = size;
     return {};
   }
