@@ -28,8 +28,6 @@
 #include "conv.h"
 #include "lanes.h"
 
-#include <cstdlib>
-
 using namespace KERNEL_NAMESPACE;
 
 namespace {
@@ -39,12 +37,19 @@ constexpr int kPoints = 16; // Elements of a 4x4 transform.
 /// Packs G g G^T of a group's filters, per (xi, nu), into panels of
 /// `columns` channels by tapsPerBlock input channels, as
 /// packChannelPanels packs a layer's taps; channels past Og are zero.
+/// Every filter's transform goes first into scratch, [xi, nu][c][o], so
+/// that the packing reads runs of channels: with a malloc'd buffer of
+/// [o][c][xi, nu] (fresh pages, their faults trapping to the VM's host,
+/// and a cache line per element), SqueezeNet's 64 -> 256 layer took 3 ms
+/// to pack.
 void packWinogradWeights(const void *context, float *out) {
   const ChannelPanels &p = *static_cast<const ChannelPanels *>(context);
   const Conv &s = *p.s;
   const View &w = *p.w;
-  // Every filter's transform first: [o][c][xi, nu].
-  auto *transformed = static_cast<float *>(std::malloc(sizeof(float) * kPoints * s.Og * s.Cg));
+  int64_t pairs = s.Cg * s.Og;
+  // This thread's scratch exists (conv.cpp took the offsets): scratch() of a
+  // new thread takes the lock that cachedPanels holds around this.
+  float *transformed = scratch(kConvPatches, kPoints * pairs);
   for (int64_t o = 0; o < s.Og; ++o)
     for (int64_t c = 0; c < s.Cg; ++c) {
       const float *g = p.data + o * w.stride(0) + c * w.stride(1);
@@ -57,22 +62,23 @@ void packWinogradWeights(const void *context, float *out) {
         rows[2][j] = 0.5f * (g0 - g1 + g2);
         rows[3][j] = g2;
       }
-      float *u = transformed + (o * s.Cg + c) * kPoints;
+      float *u = transformed + c * s.Og + o;
       for (int i = 0; i < 4; ++i) { // (G g) G^T
-        u[i * 4 + 0] = rows[i][0];
-        u[i * 4 + 1] = 0.5f * (rows[i][0] + rows[i][1] + rows[i][2]);
-        u[i * 4 + 2] = 0.5f * (rows[i][0] - rows[i][1] + rows[i][2]);
-        u[i * 4 + 3] = rows[i][2];
+        u[(i * 4 + 0) * pairs] = rows[i][0];
+        u[(i * 4 + 1) * pairs] = 0.5f * (rows[i][0] + rows[i][1] + rows[i][2]);
+        u[(i * 4 + 2) * pairs] = 0.5f * (rows[i][0] - rows[i][1] + rows[i][2]);
+        u[(i * 4 + 3) * pairs] = rows[i][2];
       }
     }
   int64_t taps = tapsPerBlock(p.columns / kWidth);
   for (int point = 0; point < kPoints; ++point)
     for (int64_t k0 = 0; k0 < s.Cg; k0 += taps)
       for (int64_t o0 = 0; o0 < s.Og; o0 += p.columns)
-        for (int64_t c = k0; c < k0 + taps && c < s.Cg; ++c)
+        for (int64_t c = k0; c < k0 + taps && c < s.Cg; ++c) {
+          const float *channels = transformed + point * pairs + c * s.Og;
           for (int64_t o = o0; o < o0 + p.columns; ++o)
-            *out++ = o < s.Og ? transformed[(o * s.Cg + c) * kPoints + point] : 0.0f;
-  std::free(transformed);
+            *out++ = o < s.Og ? channels[o] : 0.0f;
+        }
 }
 
 /// V[point][c][tile] = B^T d B for the tiles of tile rows [ty0, ty0 + rows)
