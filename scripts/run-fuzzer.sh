@@ -46,7 +46,8 @@ for script in "$src"/test/lit/onnx/make-*.py; do
 done
 echo "run-fuzzer: $(ls "$work/seeds" | wc -l) seed inputs, ${seconds}s"
 cd "$work"
-# A fixed seed keeps CI runs reproducible (longer runs by hand may vary it).
+# A fixed seed keeps CI runs close to reproducible (coverage that depends
+# on timing or addresses still steers them apart; runs by hand may vary it).
 status=0
 "$fuzzer" -seed="${FUEL_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
   -max_len=65536 -print_final_stats=1 corpus seeds 2>&1 | tee fuzzer.log || status=$?
