@@ -165,7 +165,10 @@ bool scatterElements(Importer &im) {
   auto axisFirst = [&](ValueRef v) {
     return x.k.op(OpKind::Transpose, {v}, [&](Graph &g) { g.addIntsAttr(AttrName::Perm, perm); });
   };
-  int64_t n = (*data)[*axis], m = (*index)[*axis], rest = product(*data) / n;
+  int64_t n = (*data)[*axis], m = (*index)[*axis];
+  if (n == 0)
+    return im.unsupported("the data is empty along the axis (fuelc has no empty tensors)");
+  int64_t rest = product(*data) / n;
   DType indexType = im.graph.dtype(im.input(1));
   ValueRef rows = x.k.wrapNegative(x.reshape(axisFirst(im.input(1)), {m, rest}), n, indexType);
   std::optional<ValueRef> out = x.scatterRows(x.reshape(axisFirst(im.input(0)), {n, rest}), rows,

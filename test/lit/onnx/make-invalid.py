@@ -110,7 +110,8 @@ save("families", [n("LSTM", ["seq", "w", "r"], ["l"], hidden_size=2),
 # the parts axis, frames longer than the signal, inverted Mel edges, Mel
 # edges past 2^53 DFT bins, a 3-D pooling over symbolic extents, the
 # non-zero elements of zeros, the unique values of a run-time input, boxes
-# of three coordinates.
+# of three coordinates, a scatter into data empty along its axis (the
+# ONNX-import fuzzer found it dividing by zero).
 i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
 f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
 save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
@@ -125,16 +126,20 @@ save("selections", [n("Compress", ["x", "cond"], ["c"], axis=1),
                     n("MelWeightMatrix", ["n64", "n64", "n64", "lo", "far"], ["mwfar"]),
                     n("MaxPool", ["vol"], ["p3"], kernel_shape=[2, 2, 2]),
                     n("NonZero", ["zeros"], ["nz"]), n("Unique", ["x"], ["uq"]),
-                    n("NonMaxSuppression", ["box3", "sc3"], ["nms"])],
+                    n("NonMaxSuppression", ["box3", "sc3"], ["nms"]),
+                    n("ScatterElements", ["empty", "eidx", "empty"], ["se"])],
      inputs=(X, helper.make_tensor_value_info("cond", TensorProto.BOOL, [2]),
-             helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 1, "D", 4, 4])),
+             helper.make_tensor_value_info("vol", TensorProto.FLOAT, [1, 1, "D", 4, 4]),
+             helper.make_tensor_value_info("empty", TensorProto.FLOAT, [0, 3]),
+             helper.make_tensor_value_info("eidx", TensorProto.INT64, [0, 3])),
      inits=[i64("lens", [9, 1]), i64("uidx", np.full((1, 2, 4, 4), 999)),
             f32("grid3", np.zeros((1, 2, 2, 3))), f32("grid2", np.zeros((1, 2, 2, 2))),
             f32("m5", np.eye(5)), f32("sig", np.zeros((1, 16, 1))), i64("one", 1),
             i64("n64", 64), f32("hi", 100), f32("lo", 10), f32("far", 1e30),
             f32("zeros", np.zeros((2, 3))), f32("box3", np.zeros((1, 2, 3))),
             f32("sc3", np.zeros((1, 1, 2)))],
-     outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "mwfar", "p3", "nz", "uq", "nms"),
+     outputs=("c", "rs", "u", "g", "gm", "d", "f", "st", "mw", "mwfar", "p3", "nz", "uq", "nms",
+              "se"),
      opset=18)
 # Control flow fuelc cannot resolve at import, each reported in one run: an
 # If on a run-time condition, a Loop whose body computes its condition from
