@@ -30,19 +30,30 @@ TEST_CASE("parallelFor runs every index once, on repeated calls", "[runtime]") {
 
 TEST_CASE("parallelFor runs chunk 0 on the calling thread", "[runtime]") {
   // The split kernels' slices then stay where the previous kernel's first
-  // slice wrote its data. The other chunks take long enough that no worker
-  // is free to take chunk 0 before the caller does.
+  // slice wrote its data. The other chunks wait until chunk 0 has run, so
+  // no worker is free to take it however late the caller is scheduled (a
+  // loaded machine delays it past any fixed time); a pool that let a
+  // worker claim chunk 0 would wait for itself, which the timeout reports.
   for (unsigned threads : {2u, 4u}) {
     fuel::Expected<std::unique_ptr<ThreadPool>> created = ThreadPool::create(threads);
     REQUIRE(created);
     for (int repeat = 0; repeat < 20; ++repeat) {
+      std::atomic<bool> firstRan{false}, timedOut{false};
       std::thread::id ranFirst;
       (*created)->parallelFor(threads, [&](int64_t i) {
-        if (i == 0)
+        if (i == 0) {
           ranFirst = std::this_thread::get_id();
-        else
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          firstRan.store(true, std::memory_order_release);
+          return;
+        }
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!firstRan.load(std::memory_order_acquire))
+          if (std::chrono::steady_clock::now() > deadline) {
+            timedOut = true;
+            return;
+          }
       });
+      REQUIRE_FALSE(timedOut);
       REQUIRE(ranFirst == std::this_thread::get_id());
     }
   }
