@@ -32,8 +32,8 @@ TEST_CASE("parallelFor runs chunk 0 on the calling thread", "[runtime]") {
   // The split kernels' slices then stay where the previous kernel's first
   // slice wrote its data. The other chunks wait until chunk 0 has run, so
   // no worker is free to take it however late the caller is scheduled (a
-  // loaded machine delays it past any fixed time); a pool that let a
-  // worker claim chunk 0 would wait for itself, which the timeout reports.
+  // loaded machine delays it past any fixed time). A pool that gave chunk 0
+  // to a worker fails the check below; a chunk left waiting, the timeout.
   for (unsigned threads : {2u, 4u}) {
     fuel::Expected<std::unique_ptr<ThreadPool>> created = ThreadPool::create(threads);
     REQUIRE(created);
