@@ -70,6 +70,13 @@ struct LaunchSpan {
   double start, end;
 };
 
+/// One thread's slice of a launch split over a device's threads, in
+/// seconds of the host's steady clock; thread 0 is the one that launched.
+struct SliceSpan {
+  unsigned thread;
+  double start, end;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -132,6 +139,10 @@ public:
   /// The launches the last waits completed, in launch order (with device
   /// timing).
   virtual std::vector<LaunchSpan> takeLaunchSpans() { return {}; }
+  /// Records, from now on, the slices that split launches run on each
+  /// thread (traces); takeSliceSpans gives those of the last launch.
+  virtual void traceSlices() {}
+  virtual std::vector<SliceSpan> takeSliceSpans() { return {}; }
   /// What the backend runs on, for the route report (e.g. the GPU's name).
   virtual std::string describe() const { return ""; }
   /// The first failure of asynchronous work (launches, copies); the backend

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 using namespace fuel;
 using namespace fuel::runtime;
@@ -148,13 +149,20 @@ public:
 
   void wait() override {}
 
+  void traceSlices() override { tracingSlices = true; }
+  std::vector<SliceSpan> takeSliceSpans() override { return std::exchange(sliceSpans, {}); }
+
 private:
   /// Runs `call` on `chunks` slices of its split axis, one per thread.
   void runSplit(const KernelCall &call, int64_t chunks) {
     using Entry = void (*)(void **);
     auto entry = reinterpret_cast<Entry>(call.entry);
     int64_t extent = call.splitExtent;
+    // Each slice writes only its own entry.
+    if (tracingSlices)
+      sliceSpans.assign(chunks, {});
     pool->parallelFor(chunks, [&](int64_t c) {
+      double start = tracingSlices ? secondsNow() : 0;
       int64_t lo = extent * c / chunks, hi = extent * (c + 1) / chunks;
       std::vector<std::vector<int64_t>> slices = call.descriptors;
       if (call.originArg >= 0)
@@ -170,7 +178,14 @@ private:
         argv[i] = d.data();
       }
       entry(argv.data());
+      if (tracingSlices)
+        sliceSpans[c] = {ThreadPool::currentThread(), start, secondsNow()};
     });
+  }
+
+  static double secondsNow() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
   /// dlopen of the memfd `fd` through /proc/self/fd/N. The dynamic loader
@@ -196,6 +211,8 @@ private:
 
   std::unique_ptr<ThreadPool> pool;
   SplitChoice choice;
+  bool tracingSlices = false;
+  std::vector<SliceSpan> sliceSpans; // Of the last split launch, when tracing.
   char *arena = nullptr;
   size_t arenaSize = 0;
   void *library = nullptr;

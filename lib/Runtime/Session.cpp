@@ -83,6 +83,9 @@ struct Session::Impl {
   std::vector<bool> deviceTimed;
   std::map<std::string, ProfileEntry> profile;
   Timeline timeline;
+  // The trace's tracks after the host's and the devices': a (device,
+  // thread) each that ran a slice of a split kernel.
+  std::vector<std::pair<unsigned, unsigned>> sliceTracks;
   // A run owns the arenas, the calls and the profile: runs from several
   // threads take turns.
   std::mutex running;
@@ -146,6 +149,8 @@ struct Session::Impl {
   void launch(size_t op);
   void copy(size_t step);
   void recordKernel(size_t kernel, double start, double end);
+  /// The trace track of `device`'s thread `thread`, for slices.
+  unsigned sliceTrack(unsigned device, unsigned thread);
   static double now() {
     return std::chrono::duration<double>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -254,6 +259,8 @@ LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
   deviceTimed.assign(backends.size(), false);
   for (unsigned d = 0; d < backends.size() && timing; ++d)
     deviceTimed[d] = !backends[d]->isHostMemory() && backends[d]->startDeviceTiming();
+  for (unsigned d = 0; d < backends.size() && tracing; ++d)
+    backends[d]->traceSlices();
   // Fail fast: every kernel resolves on its device before anything runs.
   for (const artifact::Kernel &k : program.kernels) {
     void *entry = backends[k.device]->findKernel(k.symbol);
@@ -714,6 +721,20 @@ void Session::Impl::launch(size_t op) {
   if (!backend.isHostMemory())
     backend.wait();
   recordKernel(op, start, now());
+  if (tracing)
+    for (const SliceSpan &slice : backend.takeSliceSpans())
+      timeline.add(Timeline::Kind::Slice, program.kernels[op].label,
+                   sliceTrack(device, slice.thread), slice.start, slice.end);
+}
+
+unsigned Session::Impl::sliceTrack(unsigned device, unsigned thread) {
+  std::pair<unsigned, unsigned> key{device, thread};
+  auto it = std::find(sliceTracks.begin(), sliceTracks.end(), key);
+  if (it == sliceTracks.end()) {
+    sliceTracks.push_back(key);
+    it = sliceTracks.end() - 1;
+  }
+  return static_cast<unsigned>(1 + backends.size() + (it - sliceTracks.begin()));
 }
 
 void Session::Impl::issue(size_t step) {
@@ -1014,6 +1035,7 @@ void Session::resetProfile() {
   std::lock_guard<std::mutex> lock(impl->running);
   impl->profile.clear();
   impl->timeline.clear();
+  impl->sliceTracks.clear();
 }
 
 std::string Session::traceJson() const {
@@ -1023,6 +1045,8 @@ std::string Session::traceJson() const {
     std::string what = impl->backends[d]->describe();
     tracks.push_back(impl->program.devices[d].id + (what.empty() ? "" : " (" + what + ")"));
   }
+  for (const auto &[device, thread] : impl->sliceTracks)
+    tracks.push_back(impl->program.devices[device].id + " thread " + std::to_string(thread));
   return impl->timeline.toChromeTrace(tracks);
 }
 

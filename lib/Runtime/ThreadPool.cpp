@@ -25,6 +25,11 @@ template <class Ready> static bool spinUntil(Ready ready) {
   }
 }
 
+/// A worker's index in its pool; 0 on threads that are no pool's worker.
+static thread_local unsigned workerIndex = 0;
+
+unsigned ThreadPool::currentThread() { return workerIndex; }
+
 Expected<std::unique_ptr<ThreadPool>> ThreadPool::create(unsigned threads) {
   std::unique_ptr<ThreadPool> pool(new ThreadPool());
   for (unsigned i = 1; i < threads; ++i) {
@@ -60,6 +65,7 @@ void ThreadPool::runChunks(const std::function<void(int64_t)> &fn, int64_t count
 }
 
 void ThreadPool::work(unsigned self) {
+  workerIndex = self;
   uint64_t seen = 0;
   const std::function<void(int64_t)> *fn = nullptr;
   int64_t count = 0;

@@ -37,6 +37,9 @@ public:
   unsigned size() const { return static_cast<unsigned>(workers.size()) + 1; }
   /// Runs fn(i) for i in [0, count), returning when all are done.
   void parallelFor(int64_t count, const std::function<void(int64_t)> &fn);
+  /// The index in its pool of the thread calling this: a worker's, or 0 for
+  /// any other thread (the one that calls parallelFor).
+  static unsigned currentThread();
 
 private:
   ThreadPool() = default;

@@ -1,8 +1,9 @@
 //===- Timeline.h - Spans of a session's runs, as a Chrome trace -*- C++ -*-===//
 //
 // What ran where and when: kernels on their device's track (timed on the
-// device where its backend can, else on the host), copies and waits on the
-// host's, and each run as a whole. Written as Chrome trace JSON, which
+// device where its backend can, else on the host), the slices of a kernel
+// split over a device's threads on one track per thread, copies and waits
+// on the host's, and each run as a whole. Written as Chrome trace JSON, which
 // chrome://tracing and Perfetto show as one row per track: a picture of
 // whether the plan's devices overlapped.
 //
@@ -17,7 +18,7 @@ namespace fuel::runtime {
 
 class Timeline {
 public:
-  enum class Kind { Run, Kernel, Copy, Wait };
+  enum class Kind { Run, Kernel, Slice, Copy, Wait };
 
   /// A span of `name` on `track`, in seconds of the host's steady clock.
   void add(Kind kind, std::string name, unsigned track, double start, double end) {

@@ -56,7 +56,8 @@ int run(int argc, char **argv) {
                  "NAME=N: set a symbolic dim by name (the inputs' shapes must agree)");
   app.add_option("--trace", tracePath,
                  "Write a Chrome trace of the runs (chrome://tracing, Perfetto): a track "
-                 "per device with its kernels, the host's with copies and waits");
+                 "per device with its kernels, the host's with copies and waits, one per "
+                 "thread with its slices of split CPU kernels");
   app.add_flag("-q,--quiet", quiet, "Do not print the chosen route");
   try {
     app.parse(argc, argv);

@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -57,4 +60,33 @@ TEST_CASE("parallelFor runs chunk 0 on the calling thread", "[runtime]") {
       REQUIRE(ranFirst == std::this_thread::get_id());
     }
   }
+}
+
+TEST_CASE("currentThread is the caller's 0 and each worker's own index", "[runtime]") {
+  // Traces put each slice of a split kernel on the track of the thread that
+  // ran it. Whichever thread runs a chunk, one thread always gives one index,
+  // and no two threads of a pool give the same one.
+  constexpr unsigned kThreads = 3;
+  fuel::Expected<std::unique_ptr<ThreadPool>> created = ThreadPool::create(kThreads);
+  REQUIRE(created);
+  std::mutex mutex;
+  std::map<std::thread::id, std::set<unsigned>> indexOf;
+  for (int repeat = 0; repeat < 200; ++repeat)
+    (*created)->parallelFor(8, [&](int64_t) {
+      unsigned index = ThreadPool::currentThread();
+      std::lock_guard<std::mutex> lock(mutex);
+      indexOf[std::this_thread::get_id()].insert(index);
+    });
+  std::set<unsigned> seen;
+  for (const auto &[thread, indices] : indexOf) {
+    REQUIRE(indices.size() == 1);
+    unsigned index = *indices.begin();
+    CHECK(index < kThreads);
+    CHECK((index == 0) == (thread == std::this_thread::get_id()));
+    CHECK(seen.insert(index).second);
+  }
+  CHECK(ThreadPool::currentThread() == 0);
+  unsigned elsewhere = kThreads;
+  std::thread([&] { elsewhere = ThreadPool::currentThread(); }).join();
+  CHECK(elsewhere == 0);
 }
