@@ -140,8 +140,9 @@ public:
   /// timing).
   virtual std::vector<LaunchSpan> takeLaunchSpans() { return {}; }
   /// Records, from now on, the slices that split launches run on each
-  /// thread (traces); takeSliceSpans gives those of the last launch.
-  virtual void traceSlices() {}
+  /// thread (traces), and gives the number of threads (0: it splits none);
+  /// takeSliceSpans gives those of the last launch.
+  virtual unsigned traceSlices() { return 0; }
   virtual std::vector<SliceSpan> takeSliceSpans() { return {}; }
   /// What the backend runs on, for the route report (e.g. the GPU's name).
   virtual std::string describe() const { return ""; }

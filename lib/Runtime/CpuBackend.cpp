@@ -149,7 +149,10 @@ public:
 
   void wait() override {}
 
-  void traceSlices() override { tracingSlices = true; }
+  unsigned traceSlices() override {
+    tracingSlices = pool->size() > 1;
+    return tracingSlices ? pool->size() : 0;
+  }
   std::vector<SliceSpan> takeSliceSpans() override { return std::exchange(sliceSpans, {}); }
 
 private:

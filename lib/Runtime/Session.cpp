@@ -83,8 +83,8 @@ struct Session::Impl {
   std::vector<bool> deviceTimed;
   std::map<std::string, ProfileEntry> profile;
   Timeline timeline;
-  // The trace's tracks after the host's and the devices': a (device,
-  // thread) each that ran a slice of a split kernel.
+  // The trace's tracks after the host's and the devices': one per thread
+  // of each CPU device, for the slices of split kernels (device, thread).
   std::vector<std::pair<unsigned, unsigned>> sliceTracks;
   // A run owns the arenas, the calls and the profile: runs from several
   // threads take turns.
@@ -149,7 +149,7 @@ struct Session::Impl {
   void launch(size_t op);
   void copy(size_t step);
   void recordKernel(size_t kernel, double start, double end);
-  /// The trace track of `device`'s thread `thread`, for slices.
+  /// The trace track of `device`'s thread `thread`, for its slices.
   unsigned sliceTrack(unsigned device, unsigned thread);
   static double now() {
     return std::chrono::duration<double>(
@@ -260,7 +260,8 @@ LogicalResult Session::Impl::prepareDevices(DiagnosticEngine &diag) {
   for (unsigned d = 0; d < backends.size() && timing; ++d)
     deviceTimed[d] = !backends[d]->isHostMemory() && backends[d]->startDeviceTiming();
   for (unsigned d = 0; d < backends.size() && tracing; ++d)
-    backends[d]->traceSlices();
+    for (unsigned t = 0, n = backends[d]->traceSlices(); t < n; ++t)
+      sliceTracks.emplace_back(d, t);
   // Fail fast: every kernel resolves on its device before anything runs.
   for (const artifact::Kernel &k : program.kernels) {
     void *entry = backends[k.device]->findKernel(k.symbol);
@@ -728,12 +729,7 @@ void Session::Impl::launch(size_t op) {
 }
 
 unsigned Session::Impl::sliceTrack(unsigned device, unsigned thread) {
-  std::pair<unsigned, unsigned> key{device, thread};
-  auto it = std::find(sliceTracks.begin(), sliceTracks.end(), key);
-  if (it == sliceTracks.end()) {
-    sliceTracks.push_back(key);
-    it = sliceTracks.end() - 1;
-  }
+  auto it = std::find(sliceTracks.begin(), sliceTracks.end(), std::pair(device, thread));
   return static_cast<unsigned>(1 + backends.size() + (it - sliceTracks.begin()));
 }
 
@@ -1035,7 +1031,6 @@ void Session::resetProfile() {
   std::lock_guard<std::mutex> lock(impl->running);
   impl->profile.clear();
   impl->timeline.clear();
-  impl->sliceTracks.clear();
 }
 
 std::string Session::traceJson() const {
