@@ -33,15 +33,14 @@
 namespace KERNEL_NAMESPACE {
 namespace {
 
-/// Room for `bytes` on whole huge pages (2 MiB aligned), or null. In a VM
-/// each page fault traps to the host, and a model's first runs touch all of
-/// its packed weights and scratch for the first time: on 4 KiB pages,
-/// MobileNetV2's first run took 5,000 faults. Huge pages also let the
-/// hardware prefetchers run on through a layer's weights (they stop at page
-/// ends) and spare the TLB.
+/// `bytes` (whole huge pages: the callers round up) on huge pages, 2 MiB
+/// aligned, or null. In a VM each page fault traps to the host, and a
+/// model's first runs touch all of its packed weights and scratch for the
+/// first time: on 4 KiB pages, MobileNetV2's first run took 5,000 faults.
+/// Huge pages also let the hardware prefetchers run on through a layer's
+/// weights (they stop at page ends) and spare the TLB.
 constexpr int64_t kHugePage = 2 << 20;
 char *allocateHugePages(int64_t bytes) {
-  bytes = roundUp(bytes, kHugePage);
   auto *block = static_cast<char *>(std::aligned_alloc(kHugePage, bytes));
   if (block)
     madvise(block, bytes, MADV_HUGEPAGE);
