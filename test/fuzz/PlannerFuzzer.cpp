@@ -3,7 +3,8 @@
 // Every graph that verifies must plan on each built-in machine, or fail with
 // a diagnostic (e.g. NoBackendForOp); a plan must place every node on a
 // device of the machine, cost what its parts add up to, and never give two
-// live buffers the same memory.
+// live buffers the same memory (a slice lies inside the buffer it is a slice
+// of, and nowhere else).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,11 +42,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (const PlannedStep &step : plan.steps)
       if (step.device >= machine->devices.size())
         std::abort();
-    // No two live buffers of one device may share memory.
+    // No two live buffers of one device may share memory, but for a slice
+    // (an in-place concat's operand) and the buffer it lies in, whose range
+    // and lifetime hold the slice's.
     const std::vector<PlannedBuffer> &buffers = plan.memory.buffers;
+    auto inside = [&](size_t inner, size_t outer) {
+      for (int64_t b = buffers[inner].sliceOf; b >= 0; b = buffers[b].sliceOf)
+        if (static_cast<size_t>(b) == outer)
+          return true;
+      return false;
+    };
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const PlannedBuffer &slice = buffers[i];
+      if (slice.sliceOf < 0)
+        continue;
+      if (static_cast<size_t>(slice.sliceOf) >= buffers.size() ||
+          static_cast<size_t>(slice.sliceOf) == i)
+        std::abort();
+      const PlannedBuffer &whole = buffers[slice.sliceOf];
+      if (slice.device != whole.device || slice.offset < whole.offset ||
+          slice.offset + slice.size > whole.offset + whole.size ||
+          slice.firstUse < whole.firstUse || slice.lastUse > whole.lastUse) {
+        std::fprintf(stderr, "buffer %zu lies outside buffer %lld, its whole\n", i,
+                     static_cast<long long>(slice.sliceOf));
+        std::abort();
+      }
+    }
     for (size_t i = 0; i < buffers.size(); ++i)
       for (size_t j = i + 1; j < buffers.size(); ++j) {
         const PlannedBuffer &a = buffers[i], &b = buffers[j];
+        if (inside(i, j) || inside(j, i))
+          continue;
         if (a.device == b.device && a.size && b.size &&
             a.firstUse <= b.lastUse && b.firstUse <= a.lastUse &&
             a.offset < b.offset + b.size && b.offset < a.offset + a.size) {
