@@ -20,6 +20,7 @@
 #include "fuel/Artifact/Program.h"
 #include "fuel/Support/Expected.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -63,6 +64,11 @@ struct KernelCall {
   };
   std::vector<Rebind> rebinds;
 };
+
+/// Now, in seconds of the host's steady clock: the clock of every span.
+inline double hostSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 /// When a launch ran on its device, in seconds of the host's steady clock.
 struct LaunchSpan {

@@ -165,7 +165,7 @@ private:
     if (tracingSlices)
       sliceSpans.assign(chunks, {});
     pool->parallelFor(chunks, [&](int64_t c) {
-      double start = tracingSlices ? secondsNow() : 0;
+      double start = tracingSlices ? hostSeconds() : 0;
       int64_t lo = extent * c / chunks, hi = extent * (c + 1) / chunks;
       std::vector<std::vector<int64_t>> slices = call.descriptors;
       if (call.originArg >= 0)
@@ -182,13 +182,8 @@ private:
       }
       entry(argv.data());
       if (tracingSlices)
-        sliceSpans[c] = {ThreadPool::currentThread(), start, secondsNow()};
+        sliceSpans[c] = {ThreadPool::currentThread(), start, hostSeconds()};
     });
-  }
-
-  static double secondsNow() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
   }
 
   /// dlopen of the memfd `fd` through /proc/self/fd/N. The dynamic loader

@@ -151,11 +151,7 @@ struct Session::Impl {
   void recordKernel(size_t kernel, double start, double end);
   /// The trace track of `device`'s thread `thread`, for its slices.
   unsigned sliceTrack(unsigned device, unsigned thread);
-  static double now() {
-    return std::chrono::duration<double>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  static double now() { return hostSeconds(); }
   /// Whether `t` is its buffer's whole contents, dense, at the bounds.
   bool holdsWhole(const artifact::Tensor &t) const;
   void findDirectOutputs();

@@ -13,8 +13,7 @@ static const char *categoryOf(Timeline::Kind kind) {
   switch (kind) {
   case Timeline::Kind::Run: return "run";
   case Timeline::Kind::Kernel: return "kernel";
-  case Timeline::Kind::Slice:
-    return "slice";
+  case Timeline::Kind::Slice: return "slice";
   case Timeline::Kind::Copy: return "copy";
   case Timeline::Kind::Wait: return "wait";
   }

@@ -410,8 +410,7 @@ void CudaBackend::readTimestamps() {
   if (!anchor || !ok(cu->cuEventRecord(anchor, stream), "recording a timestamp") ||
       !ok(cu->cuEventSynchronize(anchor), "running on the device"))
     return;
-  double now =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  double now = hostSeconds();
   auto hostTime = [&](CUevent event) {
     float ms = 0;
     ok(cu->eventElapsedTime(&ms, event, anchor), "reading a timestamp");
