@@ -31,7 +31,6 @@ def main():
                         help="an input of both artifacts (repeatable)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--pairs", type=int, default=300)
-    parser.add_argument("--warmup", type=int, default=10)
     args = parser.parse_args()
     sys.path.insert(0, os.path.join(args.build, "python"))
     import fuel
@@ -43,8 +42,14 @@ def main():
             parser.error(f"--input {spec}: expected NAME=FILE.npy")
         inputs[name] = np.load(path)
     sessions = [fuel.Session(path, threads=args.threads) for path in (args.a, args.b)]
+    # Warm up until neither session still chooses its thread splits: those
+    # runs are not the steady state (fuel_session_choosing).
+    for session in sessions:
+        session.run(inputs)
+        while session.choosing:
+            session.run(inputs)
     times = ([], [])
-    for pair in range(args.warmup + args.pairs):
+    for pair in range(args.pairs):
         for which in (0, 1) if pair % 2 == 0 else (1, 0):
             if args.threads > 1:
                 # The other session's workers spin for up to 2 ms after its
@@ -53,7 +58,7 @@ def main():
             start = time.perf_counter()
             sessions[which].run(inputs)
             times[which].append(time.perf_counter() - start)
-    a, b = (t[args.warmup:] for t in times)
+    a, b = times
     ratios = [y / x for x, y in zip(a, b)]
     low, _, high = statistics.quantiles(ratios, n=4)
     print(f"A {statistics.median(a) * 1e3:.3f} ms, B {statistics.median(b) * 1e3:.3f} ms "

@@ -150,6 +150,10 @@ public:
   /// takeSliceSpans gives those of the last launch.
   virtual unsigned traceSlices() { return 0; }
   virtual std::vector<SliceSpan> takeSliceSpans() { return {}; }
+  /// Whether the backend is still measuring choices that its later runs
+  /// keep (the CPU backend's split policy, SplitChoice.h): until then its
+  /// runs are not yet its steady state.
+  virtual bool choosing() const { return false; }
   /// What the backend runs on, for the route report (e.g. the GPU's name).
   virtual std::string describe() const { return ""; }
   /// The first failure of asynchronous work (launches, copies); the backend

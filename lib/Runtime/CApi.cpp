@@ -347,6 +347,10 @@ void fuel_session_reset_profile(fuel_session *session) {
     session->session->resetProfile();
 }
 
+int fuel_session_choosing(const fuel_session *session) {
+  return session && session->session->choosing() ? 1 : 0;
+}
+
 void fuel_string_free(char *string) { std::free(string); }
 
 } // extern "C"

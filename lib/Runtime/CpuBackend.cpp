@@ -149,6 +149,8 @@ public:
 
   void wait() override {}
 
+  bool choosing() const override { return pool->size() > 1 && !choice.settled(); }
+
   unsigned traceSlices() override {
     tracingSlices = pool->size() > 1;
     return tracingSlices ? pool->size() : 0;

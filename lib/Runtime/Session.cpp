@@ -9,6 +9,7 @@
 #include "fuel/Artifact/Artifact.h"
 #include "fuel/Artifact/Program.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -1027,6 +1028,12 @@ void Session::resetProfile() {
   std::lock_guard<std::mutex> lock(impl->running);
   impl->profile.clear();
   impl->timeline.clear();
+}
+
+bool Session::choosing() const {
+  std::lock_guard<std::mutex> lock(impl->running);
+  return std::any_of(impl->backends.begin(), impl->backends.end(),
+                     [](const std::unique_ptr<Backend> &b) { return b->choosing(); });
 }
 
 std::string Session::traceJson() const {

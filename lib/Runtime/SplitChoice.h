@@ -43,6 +43,10 @@ public:
   void record(size_t kernel, std::optional<bool> split, double seconds);
   /// The policy of the current run.
   Policy policy() const;
+  /// Whether every later run takes the chosen policy. (A run is counted
+  /// when the next one starts: this turns true as the run after the last
+  /// trial begins.)
+  bool settled() const { return run >= kPolicyTrials; }
 
 private:
   static constexpr int kPolicyTrials = 3 * kTrials;

@@ -225,7 +225,8 @@ static void checkBadLoads(void) {
 }
 
 /* The artifact loaded from memory, with profiling on: the report names the
- * kernels that ran. */
+ * kernels that ran. Loaded again with two threads, it chooses which kernels
+ * split over its first ten runs (fuel_session_choosing). */
 static void checkMemoryLoad(const char *path) {
   FILE *f = fopen(path, "rb");
   CHECK(f != NULL);
@@ -257,6 +258,23 @@ static void checkMemoryLoad(const char *path) {
   char *trace = fuel_session_trace_json(session);
   CHECK(trace && strstr(trace, "\"traceEvents\"") && strstr(trace, "\"cat\": \"run\""));
   fuel_string_free(trace);
+  /* One thread: nothing to choose. */
+  CHECK(fuel_session_choosing(session) == 0);
+  fuel_session_free(session);
+  CHECK(fuel_session_choosing(NULL) == 0);
+
+  /* Two threads: the first ten runs choose which kernels split. */
+  fuel_session_options two = {2, 0, 0};
+  CHECK(fuel_session_load_file(path, &two, &session) == NULL);
+  if (!session)
+    return;
+  int runs = 0;
+  while (fuel_session_choosing(session) && runs < 100) {
+    CHECK(fuel_session_run(session, &input, 1, NULL, 0, allocateOutput, &out) == NULL);
+    freeOutputs(&out);
+    ++runs;
+  }
+  CHECK(runs == 10);
   fuel_session_free(session);
 }
 

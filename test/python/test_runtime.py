@@ -196,6 +196,22 @@ def test_profile_names_the_kernels_that_ran(mlp):
     assert session.profile_report().splitlines() == report[:1]
 
 
+def test_choosing_lasts_the_split_trials_with_threads(mlp):
+    x = {"x": random_input(2, 2)}
+    single = fuel.Session(mlp.path, threads=1)
+    assert not single.choosing
+    session = fuel.Session(mlp.path, threads=2)
+    runs = 0
+    while session.choosing:
+        session.run(x)
+        runs += 1
+    # Three trials each of all split, all whole and split per kernel; the
+    # last is counted as the next run starts.
+    assert runs == 10
+    session.run(x)
+    assert not session.choosing
+
+
 def test_trace_has_a_run_and_its_kernels(mlp):
     session = fuel.Session(mlp.path, threads=1, trace=True)
     session.run({"x": random_input(2, 2)})

@@ -161,6 +161,12 @@ public:
   /// run then shows the steady state, without the first run's page faults
   /// and weight packing.
   void resetProfile();
+  /// Whether a backend is still measuring choices that later runs keep:
+  /// with more than one thread, the CPU backend times its first runs split
+  /// and whole to choose which kernels split (about ten runs, the first
+  /// whole one packing weights anew). A benchmark of the steady state
+  /// warms up until this is false.
+  bool choosing() const;
 
 private:
   struct Impl;

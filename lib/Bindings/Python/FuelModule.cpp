@@ -217,6 +217,7 @@ public:
   }
   std::string traceJson() const { return take(fuel_session_trace_json(session.get())); }
   void resetProfile() { fuel_session_reset_profile(session.get()); }
+  bool choosing() const { return fuel_session_choosing(session.get()) != 0; }
 
 private:
   static std::string take(char *text) {
@@ -288,5 +289,9 @@ PYBIND11_MODULE(fuel, m) {
       .def("trace_json", &Session::traceJson,
            "The runs so far as Chrome trace JSON (with trace=True).")
       .def("reset_profile", &Session::resetProfile,
-           "Forgets the runs so far, for the profile and the trace.");
+           "Forgets the runs so far, for the profile and the trace.")
+      .def_property_readonly("choosing", &Session::choosing,
+                             "Whether the runtime still measures choices later runs keep (with "
+                             "several threads, which kernels split): a benchmark of the steady "
+                             "state warms up until this is False.");
 }

@@ -79,6 +79,20 @@ TEST_CASE("the policy of the fastest run is kept", "[runtime]") {
   }
 }
 
+TEST_CASE("the choice settles as the run after the last trial starts", "[runtime]") {
+  SplitChoice choice;
+  auto seconds = [](size_t k, bool split) { return k == 0 && split ? 1.0 : 2.0; };
+  for (int i = 0; i < 3 * SplitChoice::kTrials; ++i) {
+    CHECK_FALSE(choice.settled());
+    run(choice, 2, seconds);
+  }
+  // The last trial is counted when the next run starts, which takes the
+  // chosen policy.
+  CHECK_FALSE(choice.settled());
+  run(choice, 2, seconds);
+  CHECK(choice.settled());
+}
+
 TEST_CASE("a one-kernel program counts each launch as a run", "[runtime]") {
   SplitChoice choice;
   auto seconds = [](size_t, bool split) { return split ? 1.0 : 2.0; };
