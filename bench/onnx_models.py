@@ -13,7 +13,13 @@ also at batch 8. Prints the warm latency table with the geometric mean of
 the ratios per thread count, then the cold start (fuelc: artifact load +
 first run; ONNX Runtime: session creation + first run).
 
-Usage: onnx_models.py BUILD_DIR WORKDIR ORT_DIR [--quick]
+With --shapes, the transformer layers instead, across the shapes a
+deployment meets rather than at one tuned point: the encoder layer and the
+decoder block of widths 256, 512 and 768 (heads of 64, MLPs 4x as wide)
+over sequences of 64, 128 and 512 tokens, batch 1, and batch 8 at the
+three (width, sequence) pairs of the diagonal; 10 runs a round.
+
+Usage: onnx_models.py BUILD_DIR WORKDIR ORT_DIR [--quick] [--shapes]
 ORT_DIR holds node_modules/onnxruntime-node (scripts/bench.sh installs it).
 --quick: one round of 5 runs (a smoke run, not figures to publish).
 """
@@ -36,13 +42,31 @@ import export  # noqa: E402
 from benchlib import Bench, median, ort_latency, timed  # noqa: E402
 
 build, work, ort_dir = sys.argv[1:4]
-quick = "--quick" in sys.argv
-ROUNDS, RUNS = (1, 5) if quick else (3, 20)
+quick, shapes = "--quick" in sys.argv, "--shapes" in sys.argv
+ROUNDS, RUNS = (1, 5) if quick else (3, 10 if shapes else 20)
 CNNS = ("mobilenet_v2", "efficientnet_b0", "shufflenet_v2_x1_0", "squeezenet1_1", "googlenet")
+
+
+def transformer_shapes():
+    """(name, module, input) of the --shapes sweep, in a fixed order and seed."""
+    torch.manual_seed(0)
+    diagonal = {(256, 64), (512, 128), (768, 512)}
+    for width in (256, 512, 768):
+        for tokens in (64, 128, 512):
+            heads, hidden = width // 64, 4 * width
+            layers = (("encoder", torch.nn.TransformerEncoderLayer(
+                width, heads, hidden, dropout=0.0, batch_first=True)),
+                      ("decoder", export.DecoderBlock(width, heads, hidden, tokens)))
+            for name, module in layers:
+                for batch in (1, 8) if (width, tokens) in diagonal else (1,):
+                    yield name, module, torch.randn(batch, tokens, width)
 
 
 def models():
     """(name, module, input) in a fixed order and seed."""
+    if shapes:
+        yield from transformer_shapes()
+        return
     for name, module, x in export.models(bench=True):
         yield name, module, x
         if name in ("encoder", "resnet18"):
@@ -62,7 +86,7 @@ bench = Bench(build, work, ["--machine", "host"])
 warm, cold = [], []
 for name, module, x in models():
     module.eval()
-    label = f"{name}-{x.shape[0]}"
+    label = f"{name}-{'x'.join(map(str, x.shape))}"
     path = os.path.join(work, label + ".onnx")
     export.export(module, x, path)
     raw = os.path.join(work, label + ".f32")
@@ -72,13 +96,14 @@ for name, module, x in models():
     subprocess.run([bench.fuelc, "plan", path, "--machine", "host", "--dim", f"B={x.shape[0]}",
                     "-o", artifact], check=True)
     for threads in (1, 2):
-        ours, theirs, eager, our_cold, their_cold = [], [], [], [], []
+        ours, theirs, eager, our_cold, their_cold, choosing = [], [], [], [], [], []
         os.sched_setaffinity(0, {min(CPUS)} if threads == 1 else CPUS)
         torch.set_num_threads(threads)
         for _ in range(ROUNDS):
             run = bench.run(artifact, {"x": npy}, threads, runs=RUNS)
             ours.append(run.latency)
             our_cold.append(run.load + run.first)
+            choosing.append(run.choosing)
             latency, start = ort_latency(ort_dir, path, raw, x.shape, threads, RUNS)
             theirs.append(latency)
             their_cold.append(start)
@@ -87,7 +112,10 @@ for name, module, x in models():
         spread = (max(ours) - min(ours)) / median(ours)
         warm.append((f"{name} {list(x.shape)}", threads, median(ours), median(theirs),
                      median(eager), spread))
-        cold.append((f"{name} {list(x.shape)}", threads, median(our_cold), median(their_cold)))
+        trials = None if choosing[0] is None else (median([c[0] for c in choosing]),
+                                                   max(c[1] for c in choosing))
+        cold.append((f"{name} {list(x.shape)}", threads, median(our_cold), median(their_cold),
+                     trials))
 
 print(f"Warm latency: medians of {ROUNDS} rounds of {RUNS} runs each; spread = (max - min) / median "
       "of fuelc's round medians.")
@@ -104,8 +132,12 @@ for threads in (1, 2):
           f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f} | | |")
 print()
 print("Cold start: fuelc artifact load + first run; ONNX Runtime session creation + first run.")
+print("With two threads, fuelc's next 9 runs choose which kernels split (timed apart, not in")
+print("the warm latency): their median and slowest (which packs the whole kernels' weights).")
 print()
-print("| model (input) | threads | fuelc ms | ONNX Runtime ms | ONNX Runtime / fuelc |")
-print("|---|---|---|---|---|")
-for model, threads, ours, theirs in cold:
-    print(f"| {model} | {threads} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.2f} |")
+print("| model (input) | threads | fuelc ms | ONNX Runtime ms | ONNX Runtime / fuelc "
+      "| fuelc's split trials: median, max ms |")
+print("|---|---|---|---|---|---|")
+for model, threads, ours, theirs, trials in cold:
+    print(f"| {model} | {threads} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.2f} "
+          f"| {'' if trials is None else f'{trials[0]:.1f}, {trials[1]:.1f}'} |")

@@ -110,6 +110,17 @@ if want onnx-models; then
     /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort"
   } > "$results/onnx-models.md"
 fi
+if want transformer-shapes; then
+  install_ort
+  {
+    header "Transformer layers across shapes: fuelc against ONNX Runtime and PyTorch eager"
+    echo "bench/onnx_models.py --shapes (random weights, fixed seeds): the encoder layer and the"
+    echo "decoder block of widths 256-768 over sequences of 64-512 tokens, batch 1 and 8. Engines,"
+    echo "versions and pinning as in [onnx-models.md](onnx-models.md)."
+    echo
+    /usr/bin/python3 "$root/bench/onnx_models.py" "$root/build" "$(mktemp -d)" "$ort" --shapes
+  } > "$results/transformer-shapes.md"
+fi
 if want quantized-models; then
   install_ort
   {
