@@ -180,9 +180,9 @@ char *fuel_session_trace_json(const fuel_session *session);
 /* Forgets the runs so far, for the profile and the trace. */
 void fuel_session_reset_profile(fuel_session *session);
 /* 1 while a backend is still measuring choices that later runs keep (with
- * more than one thread, the CPU backend's first runs choose which kernels
- * split): a benchmark of the steady state warms up until it is 0. 0 for a
- * null session. */
+ * more than one thread, the CPU backend's first ten runs choose which
+ * kernels split, once one large enough to split has run): a benchmark of
+ * the steady state warms up until it is 0. 0 for a null session. */
 int fuel_session_choosing(const fuel_session *session);
 void fuel_string_free(char *string);
 

@@ -131,8 +131,10 @@ public:
     int64_t chunks = std::min<int64_t>(pool->size(), call.splitExtent);
     bool timed = pool->size() > 1 && choice.begin(call.kernel);
     std::optional<bool> split;
-    if (chunks > 1 && call.work >= kParallelWork)
+    if (chunks > 1 && call.work >= kParallelWork) {
       split = choice.split(call.kernel);
+      splits = true;
+    }
     // The clock is read only in the runs that choose the split policy.
     std::chrono::steady_clock::time_point start;
     if (timed)
@@ -149,7 +151,9 @@ public:
 
   void wait() override {}
 
-  bool choosing() const override { return pool->size() > 1 && !choice.settled(); }
+  // A program whose kernels are all too small to split (or that launches
+  // none here) has nothing to choose.
+  bool choosing() const override { return splits && !choice.settled(); }
 
   unsigned traceSlices() override {
     tracingSlices = pool->size() > 1;
@@ -211,6 +215,7 @@ private:
 
   std::unique_ptr<ThreadPool> pool;
   SplitChoice choice;
+  bool splits = false; // Whether a launch so far was large enough to split.
   bool tracingSlices = false;
   std::vector<SliceSpan> sliceSpans; // Of the last split launch, when tracing.
   char *arena = nullptr;

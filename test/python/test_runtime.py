@@ -196,20 +196,28 @@ def test_profile_names_the_kernels_that_ran(mlp):
     assert session.profile_report().splitlines() == report[:1]
 
 
-def test_choosing_lasts_the_split_trials_with_threads(mlp):
-    x = {"x": random_input(2, 2)}
-    single = fuel.Session(mlp.path, threads=1)
+def test_choosing_lasts_the_split_trials_with_threads(mlp, tmp_path):
+    graph = {"format": "fuel.graph", "version": 1, "name": "wide",
+             "inputs": [{"name": "x", "dtype": "f32", "shape": [1024, 256]}],
+             "nodes": [{"id": "y", "op": "relu", "inputs": ["x"]}], "outputs": ["y"]}
+    path = plan(tmp_path, graph)
+    x = {"x": np.random.default_rng(5).standard_normal((1024, 256)).astype(np.float32)}
+    single = fuel.Session(path, threads=1)
+    single.run(x)
     assert not single.choosing
-    session = fuel.Session(mlp.path, threads=2)
+    session = fuel.Session(path, threads=2)
+    session.run(x)
     runs = 0
-    while session.choosing:
+    while session.choosing and runs < 100:
         session.run(x)
         runs += 1
-    # Three trials each of all split, all whole and split per kernel; the
-    # last is counted as the next run starts.
-    assert runs == 10
-    session.run(x)
-    assert not session.choosing
+    # Three trials each of all split, all whole and split per kernel (the
+    # first run among them); the last is counted as the next run starts.
+    assert runs == 9
+    # Kernels too small to split leave nothing to choose.
+    small = fuel.Session(mlp.path, threads=2)
+    small.run({"x": random_input(2, 2)})
+    assert not small.choosing
 
 
 def test_trace_has_a_run_and_its_kernels(mlp):

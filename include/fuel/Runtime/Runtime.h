@@ -163,9 +163,10 @@ public:
   void resetProfile();
   /// Whether a backend is still measuring choices that later runs keep:
   /// with more than one thread, the CPU backend times its first runs split
-  /// and whole to choose which kernels split (about ten runs, the first
-  /// whole one packing weights anew). A benchmark of the steady state
-  /// warms up until this is false.
+  /// and whole to choose which kernels split (ten runs, the first whole one
+  /// packing weights anew; false until a kernel large enough to split has
+  /// run, and for plans without one). A benchmark of the steady state warms
+  /// up until this is false.
   bool choosing() const;
 
 private:
