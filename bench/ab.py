@@ -10,7 +10,8 @@ Separate `fuel-run --bench` processes, even interleaved, compare minutes of
 a VM whose speed swings by 2x from one minute to the next, and need larger
 changes to show. Run it with A against A first: how far that median lies
 from 1 is the smallest change it can tell apart (MobileNetV2, one thread,
-four runs of 200 pairs: 0.983-1.028; two threads 0.988-0.995, 2026-12-05).
+four runs of 200 pairs: 0.983-1.028; two threads, three runs: 0.988-1.019,
+2026-12-05).
 Like every benchmark here it never asserts a time.
 """
 import argparse
