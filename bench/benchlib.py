@@ -14,8 +14,8 @@ REPEATS = 5
 
 # One fuel-run --bench: median latency of the warm runs, artifact load and
 # first run (the cold start), all ms, {kernel label: warm ms per call}, and
-# (median, max) ms of the runs that chose the thread splits between the
-# first run and the warm ones (None with one thread).
+# (count, median ms, max ms) of the runs that chose the thread splits
+# between the first run and the warm ones (None with one thread).
 Run = collections.namedtuple("Run", "latency load first kernels choosing")
 
 
@@ -62,9 +62,10 @@ class Bench:
             parts = line.split("\t")
             if len(parts) == 5 and parts[2].isdigit():
                 kernels[parts[0]] = float(parts[3]) / int(parts[2])
-        c = re.search(r"runs choosing the thread splits \(median ([\d.]+) ms, max ([\d.]+) ms\)", out)
+        c = re.search(r"(\d+) runs choosing the thread splits \(median ([\d.]+) ms, "
+                      r"max ([\d.]+) ms\)", out)
         return Run(float(m.group(3)), float(m.group(1)), float(m.group(2)), kernels,
-                   (float(c.group(1)), float(c.group(2))) if c else None)
+                   (int(c.group(1)), float(c.group(2)), float(c.group(3))) if c else None)
 
     def add(self, name, ours, reference, ratio):
         self.rows.append((name, ours, reference, ratio))

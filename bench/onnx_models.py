@@ -84,6 +84,7 @@ CPUS = os.sched_getaffinity(0)
 os.makedirs(work, exist_ok=True)
 bench = Bench(build, work, ["--machine", "host"])
 warm, cold = [], []
+trial_runs = set()  # How many runs chose the thread splits, as fuel-run counted them.
 for name, module, x in models():
     module.eval()
     label = f"{name}-{'x'.join(map(str, x.shape))}"
@@ -112,13 +113,17 @@ for name, module, x in models():
         spread = (max(ours) - min(ours)) / median(ours)
         warm.append((f"{name} {list(x.shape)}", threads, median(ours), median(theirs),
                      median(eager), spread))
-        trials = None if choosing[0] is None else (median([c[0] for c in choosing]),
-                                                   max(c[1] for c in choosing))
+        trials = None
+        if choosing[0] is not None:
+            trial_runs.update(c[0] for c in choosing)
+            trials = median([c[1] for c in choosing]), max(c[2] for c in choosing)
         cold.append((f"{name} {list(x.shape)}", threads, median(our_cold), median(their_cold),
                      trials))
 
 print(f"Warm latency: medians of {ROUNDS} rounds of {RUNS} runs each; spread = (max - min) / median "
-      "of fuelc's round medians.")
+      "of fuelc's round medians. With two threads, fuelc's warm runs include a round checking its")
+print("split choice (8 runs after the trials: one run all split, one all whole, one split per "
+      "kernel), as a deployed session's runs do.")
 print()
 print("| model (input) | threads | fuelc ms | ONNX Runtime ms | PyTorch eager ms "
       "| ONNX Runtime / fuelc | PyTorch / fuelc | spread |")
@@ -132,7 +137,8 @@ for threads in (1, 2):
           f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f} | | |")
 print()
 print("Cold start: fuelc artifact load + first run; ONNX Runtime session creation + first run.")
-print("With two threads, fuelc's next 9 runs choose which kernels split (timed apart, not in")
+print(f"With two threads, fuelc's next {' or '.join(map(str, sorted(trial_runs)))} runs choose "
+      "which kernels split (timed apart, not in")
 print("the warm latency): their median and slowest (which packs the whole kernels' weights).")
 print()
 print("| model (input) | threads | fuelc ms | ONNX Runtime ms | ONNX Runtime / fuelc "

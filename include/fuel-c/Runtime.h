@@ -182,7 +182,8 @@ void fuel_session_reset_profile(fuel_session *session);
 /* 1 while a backend is still measuring choices that later runs keep (with
  * more than one thread, the CPU backend's first ten runs choose which
  * kernels split, once one large enough to split has run): a benchmark of
- * the steady state warms up until it is 0. 0 for a null session. */
+ * the steady state warms up until it is 0 (later, a run of each choice
+ * now and then checks it still holds). 0 for a null session. */
 int fuel_session_choosing(const fuel_session *session);
 void fuel_string_free(char *string);
 

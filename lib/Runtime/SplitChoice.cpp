@@ -6,6 +6,15 @@
 
 using namespace fuel::runtime;
 
+void SplitChoice::RecentFastest::add(double seconds) {
+  times[next] = seconds;
+  next = (next + 1) % kTrials;
+}
+
+double SplitChoice::RecentFastest::fastest() const {
+  return *std::min_element(times, times + kTrials);
+}
+
 bool SplitChoice::begin(size_t kernel) {
   if (kernel >= kernels.size())
     kernels.resize(kernel + 1);
@@ -13,13 +22,13 @@ bool SplitChoice::begin(size_t kernel) {
     endRun();
   launched = true;
   last = kernel;
-  return run < kPolicyTrials;
+  return run >= roundStart;
 }
 
 SplitChoice::Policy SplitChoice::policy() const {
-  if (run < 2 * kTrials)
-    return run % 2 == 0 ? Policy::Split : Policy::Whole;
-  return run < kPolicyTrials ? Policy::PerKernel : chosen;
+  if (run < roundStart)
+    return chosen;
+  return static_cast<Policy>((run - roundStart) % kRoundRuns);
 }
 
 bool SplitChoice::split(size_t kernel) const {
@@ -32,23 +41,30 @@ bool SplitChoice::split(size_t kernel) const {
     break;
   }
   const Kernel &k = kernels[kernel];
-  return k.best[1] < 0.95 * k.best[0];
+  return k.times[1].fastest() < 0.95 * k.times[0].fastest();
 }
 
 void SplitChoice::record(size_t kernel, std::optional<bool> split, double seconds) {
   runSeconds += seconds;
-  if (split && run < 2 * kTrials) {
-    Kernel &k = kernels[kernel];
-    k.best[*split] = std::min(k.best[*split], seconds);
-  }
+  if (split && policy() != Policy::PerKernel)
+    kernels[kernel].times[*split].add(seconds);
 }
 
 void SplitChoice::endRun() {
-  if (run >= kPolicyTrials)
+  if (run < roundStart) {
+    ++run;
     return;
-  double &best = bestRun[static_cast<int>(policy())];
-  best = std::min(best, runSeconds);
+  }
+  runs[static_cast<int>(policy())].add(runSeconds);
   runSeconds = 0;
-  if (++run == kPolicyTrials)
-    chosen = static_cast<Policy>(std::min_element(bestRun, bestRun + 3) - bestRun);
+  ++run;
+  // The first rounds come one after another; a later one is alone.
+  if (run < kTrials * kRoundRuns || (run - roundStart) % kRoundRuns != 0)
+    return;
+  double fastest[kRoundRuns];
+  for (int p = 0; p < kRoundRuns; ++p)
+    fastest[p] = runs[p].fastest();
+  chosen = static_cast<Policy>(std::min_element(fastest, fastest + kRoundRuns) - fastest);
+  roundStart = run + gap;
+  gap = std::min<int64_t>(2 * gap, kLastGap);
 }

@@ -9,12 +9,17 @@
 // split producer it reads half of it from the other core (MobileNetV2's
 // 56x56 pointwise layers took 136 us whole, 154 us split, and 277 us whole
 // after a split depthwise layer). So whole runs are compared, not only
-// kernels:
-//   - the first 2 * kTrials runs alternate all split and all whole (the
-//     first run split), recording each kernel's fastest time either way;
-//   - the next kTrials runs split the kernels that were 5% faster split;
-//   - every run after that takes whichever of the three policies had the
-//     fastest run, timed over all its launches.
+// kernels. A round times one run of each policy: all split, all whole,
+// then split where a kernel was 5% faster split. The first kTrials rounds
+// come one after another (the first run splits); each later run takes the
+// policy whose run was fastest of its last kTrials timed ones.
+//
+// The trials take milliseconds, and a VM's other core can be busy for that
+// long (a loop on it for the first 80 ms of a process made a transformer
+// layer choose whole runs, 2.7-3.0 ms against 1.4 split, for good). So a
+// round is run again kFirstGap runs after the trials, then after gaps
+// doubling up to kLastGap runs, where its two runs of the policies not
+// chosen cost under 0.5% of the runs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_LIB_RUNTIME_SPLITCHOICE_H
@@ -22,6 +27,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -30,11 +36,13 @@ namespace fuel::runtime {
 class SplitChoice {
 public:
   static constexpr int kTrials = 3;
+  static constexpr int kFirstGap = 8;
+  static constexpr int kLastGap = 512;
   enum class Policy { Split, Whole, PerKernel };
 
   /// Starts the launch of `kernel`. Launches come in program order, so a
   /// kernel not after the last one starts a new run. Whether to time it
-  /// (and call record): only the runs that choose the policy are timed.
+  /// (and call record): only the runs of a round are timed.
   bool begin(size_t kernel);
   /// Whether `kernel`, which has enough work to split, splits in this run.
   bool split(size_t kernel) const;
@@ -43,24 +51,39 @@ public:
   void record(size_t kernel, std::optional<bool> split, double seconds);
   /// The policy of the current run.
   Policy policy() const;
-  /// Whether every later run takes the chosen policy. (A run is counted
-  /// when the next one starts: this turns true as the run after the last
-  /// trial begins.)
-  bool settled() const { return run >= kPolicyTrials; }
+  /// Whether the first rounds are over, after which runs take the chosen
+  /// policy but for a round now and then. (A run is counted when the next
+  /// one starts: this turns true as the run after the last trial begins.)
+  bool settled() const { return run >= kTrials * kRoundRuns; }
 
 private:
-  static constexpr int kPolicyTrials = 3 * kTrials;
+  static constexpr int kRoundRuns = 3; // One run of each Policy.
   void endRun();
 
+  /// The fastest of the last kTrials times: a policy measured slow while
+  /// the other core was busy gets measured anew, and one that was fast
+  /// once is not kept after it no longer is.
+  class RecentFastest {
+  public:
+    void add(double seconds);
+    double fastest() const;
+
+  private:
+    double times[kTrials] = {HUGE_VAL, HUGE_VAL, HUGE_VAL};
+    int next = 0;
+  };
+
   struct Kernel {
-    double best[2] = {HUGE_VAL, HUGE_VAL}; // Fastest whole, split.
+    RecentFastest times[2]; // Whole, split.
   };
   std::vector<Kernel> kernels;
-  int run = 0;
+  int64_t run = 0;
+  int64_t roundStart = 0; // The first run of the current or next round.
+  int64_t gap = kFirstGap;
   size_t last = 0;
   bool launched = false;
   double runSeconds = 0;
-  double bestRun[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}; // Fastest run per Policy.
+  RecentFastest runs[kRoundRuns]; // Per Policy.
   Policy chosen = Policy::PerKernel;
 };
 

@@ -166,7 +166,8 @@ public:
   /// and whole to choose which kernels split (ten runs, the first whole one
   /// packing weights anew; false until a kernel large enough to split has
   /// run, and for plans without one). A benchmark of the steady state warms
-  /// up until this is false.
+  /// up until this is false. (After that, a run of each policy now and then
+  /// checks the choice still holds: part of the steady state.)
   bool choosing() const;
 
 private:

@@ -32,14 +32,13 @@ void decide(SplitChoice &choice, size_t kernels,
 }
 } // namespace
 
-TEST_CASE("the trial runs alternate all split and all whole, then split per kernel",
-          "[runtime]") {
+TEST_CASE("a round times all split, all whole, then split per kernel", "[runtime]") {
   SplitChoice choice;
   auto seconds = [](size_t k, bool split) { return k == 0 && split ? 1.0 : 2.0; };
-  for (int i = 0; i < 2 * SplitChoice::kTrials; ++i) {
-    std::vector<bool> split = run(choice, 2, seconds);
-    CHECK(split == std::vector<bool>(2, i % 2 == 0));
-  }
+  CHECK(run(choice, 2, seconds) == std::vector<bool>{true, true});
+  CHECK(choice.policy() == Policy::Split);
+  CHECK(run(choice, 2, seconds) == std::vector<bool>{false, false});
+  CHECK(choice.policy() == Policy::Whole);
   // Kernel 0 was faster split (1 s against 2), kernel 1 was not.
   CHECK(run(choice, 2, seconds) == std::vector<bool>{true, false});
   CHECK(choice.policy() == Policy::PerKernel);
@@ -100,4 +99,74 @@ TEST_CASE("a one-kernel program counts each launch as a run", "[runtime]") {
   CHECK(run(choice, 1, seconds) == std::vector<bool>{true});
   // Chosen: no launch is timed any more.
   CHECK_FALSE(choice.begin(0));
+}
+
+namespace {
+/// Runs `count` runs of one splittable kernel taking `seconds(run, split)`,
+/// counting runs in `runs`; returns whether each split.
+std::vector<bool> runs(SplitChoice &choice, int count, int &runs,
+                       const std::function<double(int, bool)> &seconds) {
+  std::vector<bool> split;
+  for (int i = 0; i < count; ++i, ++runs)
+    split.push_back(run(choice, 1, [&](size_t, bool s) { return seconds(runs, s); })[0]);
+  return split;
+}
+} // namespace
+
+TEST_CASE("a later round measures the policies anew", "[runtime]") {
+  constexpr int kRounds = 3 * SplitChoice::kTrials;
+  SplitChoice choice;
+  int count = 0;
+  SECTION("a choice made while splitting was slow is undone") {
+    // The other core was busy during the first rounds: split took 3 s
+    // against 2 whole, then 1.
+    auto seconds = [](int run, bool split) { return !split ? 2.0 : run < kRounds ? 3.0 : 1.0; };
+    runs(choice, kRounds, count, seconds);
+    CHECK(runs(choice, SplitChoice::kFirstGap, count, seconds) ==
+          std::vector<bool>(SplitChoice::kFirstGap, false));
+    CHECK(choice.policy() == Policy::Whole);
+    // The round: split, whole, per kernel (split: 1 s is the fastest).
+    CHECK(runs(choice, 3, count, seconds) == std::vector<bool>{true, false, true});
+    CHECK(runs(choice, 2 * SplitChoice::kFirstGap, count, seconds) ==
+          std::vector<bool>(2 * SplitChoice::kFirstGap, true));
+    CHECK(choice.policy() == Policy::Split);
+    CHECK(choice.settled());
+  }
+  SECTION("a policy that became slower is dropped once its fast runs are old") {
+    // Splitting took 1 s, then 3 (the other core taken), against 2 whole.
+    auto seconds = [](int run, bool split) { return !split ? 2.0 : run < kRounds ? 1.0 : 3.0; };
+    runs(choice, kRounds, count, seconds);
+    // Each later round adds one slow time per policy: after kTrials of
+    // them, the fastest of splitting's last kTrials is slow.
+    int gap = SplitChoice::kFirstGap;
+    for (int round = 0; round <= SplitChoice::kTrials; ++round, gap *= 2) {
+      CHECK(runs(choice, gap, count, seconds) ==
+            std::vector<bool>(gap, round < SplitChoice::kTrials));
+      runs(choice, 3, count, seconds);
+    }
+  }
+}
+
+TEST_CASE("the rounds after the first come after gaps doubling to the last", "[runtime]") {
+  SplitChoice choice;
+  auto seconds = [](size_t, bool split) { return split ? 1.0 : 2.0; };
+  std::vector<int> timed;
+  for (int i = 0; i < 6000; ++i) {
+    if (choice.begin(0))
+      timed.push_back(i);
+    choice.record(0, choice.split(0), seconds(0, choice.split(0)));
+  }
+  // Three rounds, then one after each gap: 8, 16, ..., 512, 512, ...
+  std::vector<int> starts;
+  for (size_t i = 0; i < timed.size(); i += 3) {
+    REQUIRE(i + 2 < timed.size());
+    CHECK(timed[i + 2] == timed[i] + 2);
+    starts.push_back(timed[i]);
+  }
+  REQUIRE(starts.size() > 12);
+  for (size_t r = 1; r < 3; ++r)
+    CHECK(starts[r] == starts[r - 1] + 3);
+  for (size_t r = 3; r < starts.size(); ++r)
+    CHECK(starts[r] - starts[r - 1] - 3 ==
+          std::min(SplitChoice::kFirstGap << (r - 3), SplitChoice::kLastGap));
 }
