@@ -6,13 +6,14 @@
 
 using namespace fuel::runtime;
 
-void SplitChoice::RecentFastest::add(double seconds) {
+void SplitChoice::RecentFastest::add(double seconds, std::vector<bool> measured) {
   times[next] = seconds;
+  splits[next] = std::move(measured);
   next = (next + 1) % kTrials;
 }
 
-double SplitChoice::RecentFastest::fastest() const {
-  return *std::min_element(times, times + kTrials);
+int SplitChoice::RecentFastest::fastestIndex() const {
+  return std::min_element(times, times + kTrials) - times;
 }
 
 bool SplitChoice::begin(size_t kernel) {
@@ -40,14 +41,23 @@ bool SplitChoice::split(size_t kernel) const {
   case Policy::PerKernel:
     break;
   }
+  if (run < roundStart)
+    return kernel < chosenSplits.size() && chosenSplits[kernel];
   const Kernel &k = kernels[kernel];
   return k.times[1].fastest() < 0.95 * k.times[0].fastest();
 }
 
 void SplitChoice::record(size_t kernel, std::optional<bool> split, double seconds) {
   runSeconds += seconds;
-  if (split && policy() != Policy::PerKernel)
+  if (!split)
+    return;
+  if (policy() != Policy::PerKernel) {
     kernels[kernel].times[*split].add(seconds);
+    return;
+  }
+  if (kernel >= runSplits.size())
+    runSplits.resize(kernel + 1);
+  runSplits[kernel] = *split;
 }
 
 void SplitChoice::endRun() {
@@ -55,8 +65,9 @@ void SplitChoice::endRun() {
     ++run;
     return;
   }
-  runs[static_cast<int>(policy())].add(runSeconds);
+  runs[static_cast<int>(policy())].add(runSeconds, std::move(runSplits));
   runSeconds = 0;
+  runSplits.clear();
   ++run;
   // The first rounds come one after another; a later one is alone.
   if (run < kTrials * kRoundRuns || (run - roundStart) % kRoundRuns != 0)
@@ -65,6 +76,7 @@ void SplitChoice::endRun() {
   for (int p = 0; p < kRoundRuns; ++p)
     fastest[p] = runs[p].fastest();
   chosen = static_cast<Policy>(std::min_element(fastest, fastest + kRoundRuns) - fastest);
+  chosenSplits = runs[static_cast<int>(Policy::PerKernel)].fastestSplits();
   roundStart = run + gap;
   gap = std::min<int64_t>(2 * gap, kLastGap);
 }

@@ -11,8 +11,10 @@
 // after a split depthwise layer). So whole runs are compared, not only
 // kernels. A round times one run of each policy: all split, all whole,
 // then split where a kernel was 5% faster split. The first kTrials rounds
-// come one after another (the first run splits); each later run takes the
-// policy whose run was fastest of its last kTrials timed ones.
+// come one after another (the first run splits); each later run splits as
+// the fastest of the last kTrials timed runs of each policy did (a run per
+// kernel keeps the splits it measured: a later round's per-kernel times
+// may choose splits that run slower).
 //
 // The trials take milliseconds, and a VM's other core can be busy for that
 // long (a loop on it for the first 80 ms of a process made a transformer
@@ -62,14 +64,18 @@ private:
 
   /// The fastest of the last kTrials times: a policy measured slow while
   /// the other core was busy gets measured anew, and one that was fast
-  /// once is not kept after it no longer is.
+  /// once is not kept after it no longer is. Each time may carry the
+  /// splits it was measured with.
   class RecentFastest {
   public:
-    void add(double seconds);
-    double fastest() const;
+    void add(double seconds, std::vector<bool> splits = {});
+    double fastest() const { return times[fastestIndex()]; }
+    const std::vector<bool> &fastestSplits() const { return splits[fastestIndex()]; }
 
   private:
+    int fastestIndex() const;
     double times[kTrials] = {HUGE_VAL, HUGE_VAL, HUGE_VAL};
+    std::vector<bool> splits[kTrials];
     int next = 0;
   };
 
@@ -83,8 +89,10 @@ private:
   size_t last = 0;
   bool launched = false;
   double runSeconds = 0;
+  std::vector<bool> runSplits;    // Of the timed run per kernel under way.
   RecentFastest runs[kRoundRuns]; // Per Policy.
   Policy chosen = Policy::PerKernel;
+  std::vector<bool> chosenSplits; // When `chosen` is PerKernel.
 };
 
 } // namespace fuel::runtime

@@ -147,6 +147,45 @@ TEST_CASE("a later round measures the policies anew", "[runtime]") {
   }
 }
 
+TEST_CASE("a run per kernel keeps the splits of its fastest run", "[runtime]") {
+  constexpr int kRounds = 3 * SplitChoice::kTrials;
+  SplitChoice choice;
+  int runIndex = 0;
+  // Kernel 0 is faster split. Kernel 1 is faster whole (1 s against 2)
+  // after a split kernel 0; from run kRounds on, whole after a whole
+  // kernel 0 it takes 3 s, which makes the per-kernel times choose to
+  // split it, slower in the runs per kernel (3 s against 2).
+  bool firstSplit = false;
+  auto seconds = [&](size_t k, bool split) {
+    if (k == 0) {
+      firstSplit = split;
+      return split ? 1.0 : 2.0;
+    }
+    if (split)
+      return 2.0;
+    return firstSplit || runIndex < kRounds ? 1.0 : 3.0;
+  };
+  auto runs = [&](int count) {
+    std::vector<std::vector<bool>> splits;
+    for (int i = 0; i < count; ++i, ++runIndex)
+      splits.push_back(run(choice, 2, seconds));
+    return splits;
+  };
+  runs(kRounds);
+  const std::vector<bool> perKernel = {true, false};
+  int gap = SplitChoice::kFirstGap;
+  for (int round = 0; round < SplitChoice::kTrials; ++round, gap *= 2) {
+    CHECK(runs(gap) == std::vector<std::vector<bool>>(gap, perKernel));
+    CHECK(choice.policy() == Policy::PerKernel);
+    std::vector<std::vector<bool>> tried = runs(3);
+    bool flushed = round == SplitChoice::kTrials - 1; // Kernel 1's fast whole times.
+    CHECK(tried.back() == (flushed ? std::vector<bool>{true, true} : perKernel));
+  }
+  // The third round's run per kernel split both (3 s), but the two before
+  // it kept kernel 1 whole (2 s).
+  CHECK(runs(gap) == std::vector<std::vector<bool>>(gap, perKernel));
+}
+
 TEST_CASE("the rounds after the first come after gaps doubling to the last", "[runtime]") {
   SplitChoice choice;
   auto seconds = [](size_t, bool split) { return split ? 1.0 : 2.0; };
