@@ -103,12 +103,12 @@ TEST_CASE("a one-kernel program counts each launch as a run", "[runtime]") {
 
 namespace {
 /// Runs `count` runs of one splittable kernel taking `seconds(run, split)`,
-/// counting runs in `runs`; returns whether each split.
-std::vector<bool> runs(SplitChoice &choice, int count, int &runs,
-                       const std::function<double(int, bool)> &seconds) {
+/// counting runs in `runIndex`; returns whether each split.
+std::vector<bool> runOneKernel(SplitChoice &choice, int count, int &runIndex,
+                               const std::function<double(int, bool)> &seconds) {
   std::vector<bool> split;
-  for (int i = 0; i < count; ++i, ++runs)
-    split.push_back(run(choice, 1, [&](size_t, bool s) { return seconds(runs, s); })[0]);
+  for (int i = 0; i < count; ++i, ++runIndex)
+    split.push_back(run(choice, 1, [&](size_t, bool s) { return seconds(runIndex, s); })[0]);
   return split;
 }
 } // namespace
@@ -121,13 +121,13 @@ TEST_CASE("a later round measures the policies anew", "[runtime]") {
     // The other core was busy during the first rounds: split took 3 s
     // against 2 whole, then 1.
     auto seconds = [](int run, bool split) { return !split ? 2.0 : run < kRounds ? 3.0 : 1.0; };
-    runs(choice, kRounds, count, seconds);
-    CHECK(runs(choice, SplitChoice::kFirstGap, count, seconds) ==
+    runOneKernel(choice, kRounds, count, seconds);
+    CHECK(runOneKernel(choice, SplitChoice::kFirstGap, count, seconds) ==
           std::vector<bool>(SplitChoice::kFirstGap, false));
     CHECK(choice.policy() == Policy::Whole);
     // The round: split, whole, per kernel (split: 1 s is the fastest).
-    CHECK(runs(choice, 3, count, seconds) == std::vector<bool>{true, false, true});
-    CHECK(runs(choice, 2 * SplitChoice::kFirstGap, count, seconds) ==
+    CHECK(runOneKernel(choice, 3, count, seconds) == std::vector<bool>{true, false, true});
+    CHECK(runOneKernel(choice, 2 * SplitChoice::kFirstGap, count, seconds) ==
           std::vector<bool>(2 * SplitChoice::kFirstGap, true));
     CHECK(choice.policy() == Policy::Split);
     CHECK(choice.settled());
@@ -135,14 +135,14 @@ TEST_CASE("a later round measures the policies anew", "[runtime]") {
   SECTION("a policy that became slower is dropped once its fast runs are old") {
     // Splitting took 1 s, then 3 (the other core taken), against 2 whole.
     auto seconds = [](int run, bool split) { return !split ? 2.0 : run < kRounds ? 1.0 : 3.0; };
-    runs(choice, kRounds, count, seconds);
+    runOneKernel(choice, kRounds, count, seconds);
     // Each later round adds one slow time per policy: after kTrials of
     // them, the fastest of splitting's last kTrials is slow.
     int gap = SplitChoice::kFirstGap;
     for (int round = 0; round <= SplitChoice::kTrials; ++round, gap *= 2) {
-      CHECK(runs(choice, gap, count, seconds) ==
+      CHECK(runOneKernel(choice, gap, count, seconds) ==
             std::vector<bool>(gap, round < SplitChoice::kTrials));
-      runs(choice, 3, count, seconds);
+      runOneKernel(choice, 3, count, seconds);
     }
   }
 }
