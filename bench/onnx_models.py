@@ -122,8 +122,8 @@ for name, module, x in models():
 
 print(f"Warm latency: medians of {ROUNDS} rounds of {RUNS} runs each; spread = (max - min) / median "
       "of fuelc's round medians. With two threads, fuelc's warm runs include a round checking its")
-print("split choice (8 runs after the trials: one run all split, one all whole, one split per "
-      "kernel), as a deployed session's runs do.")
+print("split choice now and then (one run all split, one all whole, one split per kernel; "
+      "SplitChoice.h), as a deployed session's runs do.")
 print()
 print("| model (input) | threads | fuelc ms | ONNX Runtime ms | PyTorch eager ms "
       "| ONNX Runtime / fuelc | PyTorch / fuelc | spread |")
