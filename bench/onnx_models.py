@@ -17,7 +17,13 @@ With --shapes, the transformer layers instead, across the shapes a
 deployment meets rather than at one tuned point: the encoder layer and the
 decoder block of widths 256, 512 and 768 (heads of 64, MLPs 4x as wide)
 over sequences of 64, 128 and 512 tokens, batch 1, and batch 8 at the
-three (width, sequence) pairs of the diagonal; 10 runs a round.
+three (width, sequence) pairs of the diagonal; at least 10 runs a round.
+
+Each round runs every engine the same number of times: RUNS, or more where
+that takes under MIN_ROUND_SECONDS (counted from one fuelc run of RUNS runs
+first): 10 runs of a 0.6 ms layer are 6 ms of a VM whose speed swings
+from one moment to the next, where a quarter of a second of runs gives a
+median that holds from one round to the next.
 
 Usage: onnx_models.py BUILD_DIR WORKDIR ORT_DIR [--quick] [--shapes]
 ORT_DIR holds node_modules/onnxruntime-node (scripts/bench.sh installs it).
@@ -44,6 +50,7 @@ from benchlib import Bench, median, ort_latency, timed  # noqa: E402
 build, work, ort_dir = sys.argv[1:4]
 quick, shapes = "--quick" in sys.argv, "--shapes" in sys.argv
 ROUNDS, RUNS = (1, 5) if quick else (3, 10 if shapes else 20)
+MIN_ROUND_SECONDS = 0.25
 CNNS = ("mobilenet_v2", "efficientnet_b0", "shufflenet_v2_x1_0", "squeezenet1_1", "googlenet")
 
 
@@ -100,18 +107,22 @@ for name, module, x in models():
         ours, theirs, eager, our_cold, their_cold, choosing = [], [], [], [], [], []
         os.sched_setaffinity(0, {min(CPUS)} if threads == 1 else CPUS)
         torch.set_num_threads(threads)
+        runs = RUNS
+        if not quick:
+            estimate = bench.run(artifact, {"x": npy}, threads, runs=RUNS).latency
+            runs = max(RUNS, math.ceil(MIN_ROUND_SECONDS * 1e3 / estimate))
         for _ in range(ROUNDS):
-            run = bench.run(artifact, {"x": npy}, threads, runs=RUNS)
+            run = bench.run(artifact, {"x": npy}, threads, runs=runs)
             ours.append(run.latency)
             our_cold.append(run.load + run.first)
             choosing.append(run.choosing)
-            latency, start = ort_latency(ort_dir, path, raw, x.shape, threads, RUNS)
+            latency, start = ort_latency(ort_dir, path, raw, x.shape, threads, runs)
             theirs.append(latency)
             their_cold.append(start)
             with torch.no_grad():
-                eager.append(timed(lambda: module(x), runs=RUNS))
+                eager.append(timed(lambda: module(x), runs=runs))
         spread = (max(ours) - min(ours)) / median(ours)
-        warm.append((f"{name} {list(x.shape)}", threads, median(ours), median(theirs),
+        warm.append((f"{name} {list(x.shape)}", threads, runs, median(ours), median(theirs),
                      median(eager), spread))
         trials = None
         if choosing[0] is not None:
@@ -120,20 +131,21 @@ for name, module, x in models():
         cold.append((f"{name} {list(x.shape)}", threads, median(our_cold), median(their_cold),
                      trials))
 
-print(f"Warm latency: medians of {ROUNDS} rounds of {RUNS} runs each; spread = (max - min) / median "
-      "of fuelc's round medians. With two threads, fuelc's warm runs include a round checking its")
+print(f"Warm latency: medians of {ROUNDS} rounds; each round runs every engine `runs` times (at least "
+      f"{RUNS}, and at least {MIN_ROUND_SECONDS} s of fuelc's runs); spread = (max - min) / median")
+print("of fuelc's round medians. With two threads, fuelc's warm runs include a round checking its")
 print("split choice now and then (one run all split, one all whole, one split per kernel; "
       "SplitChoice.h), as a deployed session's runs do.")
 print()
-print("| model (input) | threads | fuelc ms | ONNX Runtime ms | PyTorch eager ms "
+print("| model (input) | threads | runs | fuelc ms | ONNX Runtime ms | PyTorch eager ms "
       "| ONNX Runtime / fuelc | PyTorch / fuelc | spread |")
-print("|---|---|---|---|---|---|---|---|")
-for model, threads, ours, theirs, eager, spread in warm:
-    print(f"| {model} | {threads} | {ours:.3f} | {theirs:.3f} | {eager:.3f} "
+print("|---|---|---|---|---|---|---|---|---|")
+for model, threads, runs, ours, theirs, eager, spread in warm:
+    print(f"| {model} | {threads} | {runs} | {ours:.3f} | {theirs:.3f} | {eager:.3f} "
           f"| {theirs / ours:.2f} | {eager / ours:.2f} | {spread:.0%} |")
 for threads in (1, 2):
-    ratios = [theirs / ours for _, t, ours, theirs, _, _ in warm if t == threads]
-    print(f"| geometric mean | {threads} | | | | "
+    ratios = [theirs / ours for _, t, _, ours, theirs, _, _ in warm if t == threads]
+    print(f"| geometric mean | {threads} | | | | | "
           f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f} | | |")
 print()
 print("Cold start: fuelc artifact load + first run; ONNX Runtime session creation + first run.")
