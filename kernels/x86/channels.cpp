@@ -64,9 +64,11 @@ void convolveBlocks(const Conv &s, const float *panels, const float *rows, const
   // copyOut's columns: rows of `width` pixels, those past OW dropped.
   Conv padded = s;
   padded.Wq = width;
+  const float *end = panels + K * channels;
   for (int64_t oh0 = 0; oh0 < s.OH; oh0 += block) {
     int64_t count = s.OH - oh0 < block ? s.OH - oh0 : block;
     bool lastRow = oh0 + count == s.OH;
+    int64_t calls = count * (width / MR);
     for (int64_t k0 = 0; k0 < K; k0 += kTaps) {
       int64_t kc = K - k0 < kTaps ? K - k0 : kTaps;
       for (int64_t k = 0; ragged && lastRow && k < kc; ++k) {
@@ -76,8 +78,10 @@ void convolveBlocks(const Conv &s, const float *panels, const float *rows, const
       }
       for (int64_t o0 = 0; o0 < channels; o0 += kColumns) {
         Panel weights{panels + k0 * channels + o0 * kc, kColumns};
+        PanelPrefetch next(weights.rows + kc * kColumns, kc * kColumns, end, calls);
         for (int64_t oh = oh0; oh < oh0 + count; ++oh)
           for (int64_t ow = 0; ow < width; ow += MR) {
+            next.step();
             float *c = tile + ((oh - oh0) * width + ow) * channels + o0;
             if (ragged && oh == s.OH - 1 && ow == lastColumn)
               microkernel<MR, NV>(kc, PackedColumns<MR>{last}, weights, c, channels, k0 > 0);

@@ -158,6 +158,7 @@ void convolveTiles(const Conv &s, const float *panels, const float *planes, cons
   // copyOutPixels' rows: 2 tilesWide pixels, those past OW dropped.
   Conv padded = s;
   padded.Wq = 2 * tilesWide;
+  const float *end = panels + kPoints * s.Cg * channels;
   for (int64_t ty0 = 0; ty0 < tilesHigh; ty0 += blockRows) {
     int64_t rows = tilesHigh - ty0 < blockRows ? tilesHigh - ty0 : blockRows;
     int64_t tiles = rows * tilesWide;
@@ -167,7 +168,9 @@ void convolveTiles(const Conv &s, const float *panels, const float *planes, cons
         int64_t kc = s.Cg - k0 < kTaps ? s.Cg - k0 : kTaps;
         for (int64_t o0 = 0; o0 < channels; o0 += kColumns) {
           Panel weights{panels + (point * s.Cg + k0) * channels + o0 * kc, kColumns};
-          for (int64_t t = 0; t < tiles; t += MR)
+          PanelPrefetch next(weights.rows + kc * kColumns, kc * kColumns, end,
+                             (tiles + MR - 1) / MR);
+          for (int64_t t = 0; t < tiles; t += MR, next.step())
             microkernel<MR, NV>(kc, Panel{v + (point * s.Cg + k0) * stride + t, stride}, weights,
                                 m + (point * stride + t) * channels + o0, channels, k0 > 0);
         }
