@@ -71,6 +71,7 @@ enum ScratchSlot {
   kConvPatches,
   kConvResults,
   kConvPixels,
+  kGatheredRows,
   kScratchSlots
 };
 float *scratch(ScratchSlot slot, int64_t floats);
@@ -196,11 +197,36 @@ template <class T> MatrixOf<T> matrixOf(const View &v, const T *base, bool trans
 /// strides are arbitrary (a transposed view of a batch of one, say).
 bool collapsible(const View &v, int64_t from, int64_t to, int64_t &stride);
 
+/// The rows of A (all but its last axis, row-major) copied into this
+/// thread's scratch, one after the other: one matrix of A's rows, wherever
+/// its axes put them.
+template <class T> MatrixOf<T> gatheredRows(const View &va) {
+  int64_t rows = 1, cols = va.size(va.rank - 1), step = va.stride(va.rank - 1);
+  for (int64_t i = 0; i + 1 < va.rank; ++i)
+    rows *= va.size(i);
+  auto *out =
+      reinterpret_cast<T *>(scratch(kGatheredRows, (rows * cols * int64_t(sizeof(T)) + 3) / 4));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *in = va.data<T>();
+    for (int64_t i = va.rank - 2, rest = r; i >= 0; --i) {
+      in += rest % va.size(i) * va.stride(i);
+      rest /= va.size(i);
+    }
+    for (int64_t k = 0; k < cols; ++k)
+      out[r * cols + k] = in[k * step];
+  }
+  return MatrixOf<T>{out, rows, cols, cols, 1};
+}
+
 /// Calls `product(A, B, C, ldc)` for each matrix product of C = op(A) *
 /// op(B) over the last two axes of the views (leading batch axes broadcast
 /// numpy-style; C contiguous in its last axis), A's elements of type `TA`,
 /// B's of `TB`, C's of `TC`. Batches of A's rows against one B are one
-/// taller product when A's and C's batch axes nest with their rows.
+/// taller product when C's batch axes nest with its rows: A's rows are read
+/// where they are when its axes nest too, else gathered where each batch is
+/// less than an A block, since each product of few rows streams all of B
+/// again (a sequence-first attention's projection of [tokens, batch,
+/// width], 128 products of 8 rows: 18 -> 9 ms).
 template <class TA, class TB, class TC, class Product>
 void forEachMatrixProduct(const View &va, const View &vb, const View &vc, bool transA, bool transB,
                           Product product) {
@@ -210,13 +236,19 @@ void forEachMatrixProduct(const View &va, const View &vb, const View &vc, bool t
   // C's row stride: its axis of m (the last one when b is a column).
   int64_t ldc = !rowA ? 0 : columnB ? vc.stride(vc.rank - 1) : vc.stride(vc.rank - 2);
   int64_t rowStrideA, rowStrideC;
-  if (batchRank > 0 && batchB == 0 && rowA && !columnB && !transA && batchA == batchRank &&
-      collapsible(va, 0, va.rank - 2, rowStrideA) && collapsible(vc, 0, vc.rank - 2, rowStrideC)) {
+  bool tall = batchRank > 0 && batchB == 0 && rowA && !columnB && !transA && batchA == batchRank &&
+              collapsible(vc, 0, vc.rank - 2, rowStrideC);
+  if (tall && collapsible(va, 0, va.rank - 2, rowStrideA)) {
     MatrixOf<TA> ma = matrixOf(va, va.data<TA>(), false, false);
     for (int64_t i = 0; i < batchRank; ++i)
       ma.rows *= va.size(i);
     ma.rowStride = rowStrideA;
     product(ma, matrixOf(vb, vb.data<TB>(), transB, true), vc.data<TC>(), rowStrideC);
+    return;
+  }
+  if (tall && va.size(va.rank - 2) < kMC) {
+    product(gatheredRows<TA>(va), matrixOf(vb, vb.data<TB>(), transB, true), vc.data<TC>(),
+            rowStrideC);
     return;
   }
   int64_t batches = 1;

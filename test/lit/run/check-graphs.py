@@ -223,6 +223,15 @@ check("matmul_strided_operand", [("t", rand((16, 8))), ("m", rand((16, 5)))],
 # PyTorch's batch-first attention): the unit axis's stride is not the rows'.
 check("matmul_unit_batch_view", [("t", rand((1, 40, 24))), ("m", rand((24, 20)))],
       [node("tt", "transpose", ["t"], perm=[1, 0, 2]), node("y", "matmul", ["tt", "m"])], ["y"])
+# Batches whose axes do not nest with the rows ([B, T, E] -> [T, B, E], as
+# a sequence-first attention's projection): the library gathers the rows
+# into one product against the shared weight, a constant one and one
+# computed.
+check("matmul_gathered_rows", [("t", rand((3, 7, 24))), ("u", rand((5, 2, 9))),
+                               ("m", rand((9, 11)))],
+      [node("tt", "transpose", ["t"], perm=[1, 0, 2]), node("y", "matmul", ["tt", "w"]),
+       node("ut", "transpose", ["u"], perm=[1, 0, 2]), node("z", "matmul", ["ut", "m"])],
+      ["y", "z"], constants=[("w", rand((24, 20)))])
 # A reversed view (negative stride) read by a reduction: Vulkan binds the
 # buffer from the lowest element the view reaches, not its first.
 check("reduce_reversed_view", [("x", rand((2, 3, 40)))],
@@ -296,6 +305,9 @@ def int8_cases(variant, target, feature):
     check(f"int8_matmul_constant_signed{suffix}", [("x", rand((13, 35), np.int8, -128, 127))],
           [node("y", "matmul", ["x", "w"])], ["y"],
           constants=[("w", rand((35, 70), np.uint8, 0, 255))], **kw)
+    check(f"int8_matmul_gathered_rows{suffix}", [("x", rand((3, 5, 35), np.uint8, 0, 255))],
+          [node("xt", "transpose", ["x"], perm=[1, 0, 2]), node("y", "matmul", ["xt", "w"])],
+          ["y"], constants=[("w", rand((35, 70), np.int8, -128, 127))], **kw)
     check(f"int8_matmul_transposed{suffix}", [("x", rand((40, 9), np.uint8, 0, 255)),
                                                ("w", rand((50, 40), np.int8, -128, 127))],
           [node("y", "matmul", ["x", "w"], transpose_a=True, transpose_b=True)], ["y"], **kw)
@@ -632,6 +644,9 @@ check("conv_relu_pool_nan", [("img", image)],
 # a contiguous image, with keepdims or not, three axes, an elementwise
 # prologue (SiLU), f16 in a wide accumulator, split over threads, symbolic
 # extents; a transposed view and a reduced middle axis keep their loops.
+# The sum of 18480 terms in [-2, 2] may cancel to about 1, where the order
+# of its terms (Vulkan's tree against the reference's loop) moves it by
+# a few 1e-5.
 for i, (shape, dt, threads, symbolic) in enumerate([
         ((2, 5, 7, 9), np.float32, "1", None),
         ((3, 6, 5, 11), np.float16, "1", None),
@@ -647,7 +662,7 @@ for i, (shape, dt, threads, symbolic) in enumerate([
            node("h", "reduce_max", ["x"], axes=[1, 3])], ["m", "s", "g", "t", "h"],
           run_args=["--threads", threads], symbolic=symbolic,
           dims=symbolic and {"B": shape[0], "H": shape[2], "W": shape[3]},
-          tolerance=(4e-3, 4e-3) if dt == np.float16 else (1e-5, 1e-5))
+          tolerance=(4e-3, 4e-3) if dt == np.float16 else (1e-5, 1e-4 if i == 2 else 1e-5))
 
 # An elementwise kernel of one image (batch 1, or a symbolic batch bound
 # to 1) splits its channels, which a broadcast scale follows.
