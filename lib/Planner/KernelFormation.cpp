@@ -216,14 +216,27 @@ int wideAxis(ShapeRef domain) {
   return 0;
 }
 
-/// Split axes for a single non-elementwise head node, or false when its
-/// result's axis 0 cannot be split.
-bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
+/// The axis of `shape` a head whose axes [0, end) other than `skipped`
+/// split alike splits, as wideAxis chooses: 0, unless its extent may be 1
+/// and a later one is static and wider; then the first such (an attention's
+/// heads: with axis 0, a batch of one, its softmax and products ran whole).
+int rowsAxis(ShapeRef shape, size_t end, size_t skipped) {
+  if (shape[0].isStatic() && shape[0].size() > 1)
+    return 0;
+  for (size_t d = 1; d < end; ++d)
+    if (d != skipped && shape[d].isStatic() && shape[d].size() > 1)
+      return static_cast<int>(d);
+  return 0;
+}
+
+/// Split axes for a single non-elementwise head node, and the axis its
+/// result splits, or -1 when it cannot be split.
+int splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
   auto operands = graph.operands(node);
   ValueRef y{node, 0};
   size_t rank = graph.shape(y).size();
   if (rank == 0)
-    return false;
+    return -1;
   auto axisAttr = [&](int64_t dflt, size_t r) {
     return *normalizeAxis(graph.getInt(node, AttrName::Axis, dflt), r);
   };
@@ -236,34 +249,39 @@ bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
   case OpKind::Move:
   case OpKind::Contiguous:
     axes[operands[0]] = 0;
-    return true;
+    return 0;
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
   case OpKind::LayerNorm:
-  case OpKind::RmsNorm: // Rows are independent unless the axis is 0.
-    if (axisAttr(-1, rank) == 0)
-      return false;
-    axes[operands[0]] = 0;
-    return true;
+  case OpKind::RmsNorm: { // Rows are independent unless the axis is 0.
+    size_t axis = axisAttr(-1, rank);
+    if (axis == 0)
+      return -1;
+    bool softmax = graph.kind(node) == OpKind::Softmax || graph.kind(node) == OpKind::LogSoftmax;
+    int rows = rowsAxis(graph.shape(y), softmax ? rank : axis, axis);
+    axes[operands[0]] = rows;
+    return rows;
+  }
   case OpKind::MatMul: {
     ValueRef a = operands[0], b = operands[1];
     size_t ra = graph.shape(a).size(), rb = graph.shape(b).size();
     size_t batch = rank - (ra >= 2) - (rb >= 2);
     if (batch > 0) {
-      // Operands with the full batch rank and a real (unpinned) axis 0.
+      int split = rowsAxis(graph.shape(y), batch, batch);
+      // Operands with the full batch rank and a real (unpinned) split axis.
       for (ValueRef v : {a, b}) {
         size_t matrix = graph.shape(v).size() >= 2 ? 2 : 1;
         ShapeRef s = graph.shape(v);
         if (s.size() - matrix == batch &&
-            !(s[0] == Dim::fixed(1) && graph.shape(y)[0] != Dim::fixed(1)))
-          axes[v] = 0;
+            !(s[split] == Dim::fixed(1) && graph.shape(y)[split] != Dim::fixed(1)))
+          axes[v] = split;
       }
-      return true;
+      return split;
     }
     if (ra < 2)
-      return false; // Axis 0 of the result is n.
+      return -1; // Axis 0 of the result is n.
     axes[a] = graph.getBool(node, AttrName::TransposeA, false) ? 1 : 0;
-    return true;
+    return 0;
   }
   case OpKind::ReduceSum:
   case OpKind::ReduceMean:
@@ -286,16 +304,16 @@ bool splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
     }
     if (graph.getBool(node, AttrName::KeepDims, false)) {
       if (reduced[0])
-        return false;
+        return -1;
       axes[x] = 0;
-      return true;
+      return 0;
     }
     auto first = std::find(reduced.begin(), reduced.end(), false);
     axes[x] = static_cast<int>(first - reduced.begin());
-    return true;
+    return 0;
   }
   default: // Data movement reads at computed positions.
-    return false;
+    return -1;
   }
 }
 
@@ -334,13 +352,15 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes, std:
     // Only a prologue puts a non-elementwise node last.
     // A reduction with a prologue: its input is computed from the prologue's
     // inputs, which follow the input's split axis where they align with it.
-    if (graph.numResults(root) != 1 || graph.shape({root, 0}).empty() ||
-        !splitHead(graph, root, axes))
+    int axis = graph.numResults(root) != 1 || graph.shape({root, 0}).empty()
+                   ? -1
+                   : splitHead(graph, root, axes);
+    if (axis < 0)
       return spec;
     ValueRef x = graph.operands(root)[0];
     for (KernelArg &arg : spec.args) {
       int *entered = axes.find(arg.value);
-      arg.splitAxis = arg.isResult ? 0
+      arg.splitAxis = arg.isResult ? axis
                       : entered    ? *entered
                                    : alignedAxis(graph, arg.value, graph.shape(x), axes[x]);
     }
@@ -358,8 +378,9 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes, std:
           ? -1
           : innerSplitAxis(graph, head, !spec.librarySymbol.empty(), axes, spec.takesSliceOrigin);
   if (axis < 0) {
-    axis = elementwiseHead ? wideAxis(domain) : 0;
-    if (!elementwiseHead && !splitHead(graph, head, axes))
+    axis = elementwiseHead ? wideAxis(domain) : splitHead(graph, head, axes);
+    // An epilogue of another shape splits axis 0 or nothing.
+    if (axis < 0 || (axis > 0 && !elementwiseHead && !sameShape))
       return spec;
   }
   for (KernelArg &arg : spec.args) {

@@ -449,6 +449,19 @@ for threads in ["1", "2", "3"]:
     check(f"threads_{threads}", [("x", big)],
           [node("e", "exp", ["x"]), node("s", "softmax", ["e"]), node("y", "reduce_mean", ["s"], axes=[1])],
           ["s", "y"], run_args=["--threads", threads])
+# A batch of one (static, or a symbol bound to 1) splits a later axis: an
+# attention's heads for its scores' product, the softmax with its masking
+# prologue and the weighted sum; a layer norm's rows.
+heads, mask, tokens = rand((1, 4, 256, 32)), rand((256, 256)), rand((1, 256, 64))
+for threads in ["2", "3"]:
+    for symbolic in [None, {"q": ["B", 4, 256, 32], "t": ["B", 256, 64]}]:
+        check(f"batch_of_one_split_{threads}{'_symbolic' if symbolic else ''}",
+              [("q", heads), ("t", tokens)],
+              [node("s", "matmul", ["q", "q"], transpose_b=True), node("a", "add", ["s", "m"]),
+               node("p", "softmax", ["a"]), node("o", "matmul", ["p", "q"]),
+               node("n", "layer_norm", ["t"])],
+              ["o", "n"], constants=[("m", mask)], run_args=["--threads", threads],
+              symbolic=symbolic, dims=symbolic and {"B": 1})
 # Weights split over threads by output channel or column (one image, a
 # short and wide product, a symbolic batch), with fused epilogues reading
 # per-channel and per-column operands; a pointwise convolution of few
