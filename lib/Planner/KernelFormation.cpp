@@ -203,24 +203,13 @@ int innerSplitAxis(const Graph &graph, NodeId node, bool library, SplitAxes &axe
   return static_cast<int>(y.size()) - 1;
 }
 
-/// The axis an elementwise kernel splits: 0, unless its extent may be 1
-/// (an exported model's symbolic batch, bound to 1) and a later one is
-/// static and wider; then the first such (an image's channels, which the
-/// convolution that wrote them split too).
-int wideAxis(ShapeRef domain) {
-  if (domain[0].isStatic() && domain[0].size() > 1)
-    return 0;
-  for (size_t d = 1; d < domain.size(); ++d)
-    if (domain[d].isStatic() && domain[d].size() > 1)
-      return static_cast<int>(d);
-  return 0;
-}
-
-/// The axis of `shape` a head whose axes [0, end) other than `skipped`
-/// split alike splits, as wideAxis chooses: 0, unless its extent may be 1
-/// and a later one is static and wider; then the first such (an attention's
-/// heads: with axis 0, a batch of one, its softmax and products ran whole).
-int rowsAxis(ShapeRef shape, size_t end, size_t skipped) {
+/// The axis a kernel splits among axes [0, end) of `shape` but `skipped`
+/// (a normalized axis): 0, unless its extent may be 1 (a batch of one, or
+/// an exported model's symbolic batch bound to 1) and a later one is static
+/// and wider; then the first such (an image's channels, which the
+/// convolution that wrote them split too; an attention's heads, whose
+/// softmax and products ran whole splitting a batch of one).
+int wideAxis(ShapeRef shape, size_t end, size_t skipped) {
   if (shape[0].isStatic() && shape[0].size() > 1)
     return 0;
   for (size_t d = 1; d < end; ++d)
@@ -228,6 +217,9 @@ int rowsAxis(ShapeRef shape, size_t end, size_t skipped) {
       return static_cast<int>(d);
   return 0;
 }
+
+/// wideAxis over all of an elementwise kernel's domain.
+int wideAxis(ShapeRef domain) { return wideAxis(domain, domain.size(), domain.size()); }
 
 /// Split axes for a single non-elementwise head node, and the axis its
 /// result splits, or -1 when it cannot be split.
@@ -258,7 +250,7 @@ int splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
     if (axis == 0)
       return -1;
     bool softmax = graph.kind(node) == OpKind::Softmax || graph.kind(node) == OpKind::LogSoftmax;
-    int rows = rowsAxis(graph.shape(y), softmax ? rank : axis, axis);
+    int rows = wideAxis(graph.shape(y), softmax ? rank : axis, axis);
     axes[operands[0]] = rows;
     return rows;
   }
@@ -267,7 +259,7 @@ int splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
     size_t ra = graph.shape(a).size(), rb = graph.shape(b).size();
     size_t batch = rank - (ra >= 2) - (rb >= 2);
     if (batch > 0) {
-      int split = rowsAxis(graph.shape(y), batch, batch);
+      int split = wideAxis(graph.shape(y), batch, batch);
       // Operands with the full batch rank and a real (unpinned) split axis.
       for (ValueRef v : {a, b}) {
         size_t matrix = graph.shape(v).size() >= 2 ? 2 : 1;
