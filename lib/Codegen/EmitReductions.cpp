@@ -320,6 +320,16 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
                const std::string &b) {
     return e.op("arith." + op + " " + a + ", " + b + kReassoc, t);
   };
+  // Replaces statistic `s` with `g(s)`, once per row: what is per row is
+  // not left in the per-element generics, where LLVM's reassociation turns
+  // a multiplication by a reciprocal back into a division per element.
+  unsigned statRank = static_cast<unsigned>(std::count(keep.begin(), keep.end(), true));
+  auto updateStat = [&](const std::string &s, const std::string &type,
+                        const std::function<std::string(const std::string &)> &g) {
+    e.generic(statRank, std::vector<bool>(statRank, false), {},
+              {{s, type, identityMap(statRank), t}},
+              [&](const std::vector<std::string> &a) { return std::vector<std::string>{g(a[0])}; });
+  };
   GenericOperand in = e.operand(x, id);
   if (isSoftmax) {
     std::string maxType, sumType;
@@ -330,14 +340,6 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
               });
     std::string sum = stat(0, sumType);
     GenericOperand maxIn{mx, maxType, statMap, t}, sumIn{sum, sumType, statMap, t};
-    // Replaces each row's sum with `g(sum)`, once per row.
-    auto updateSums = [&](const std::function<std::string(const std::string &)> &g) {
-      unsigned statRank = static_cast<unsigned>(std::count(keep.begin(), keep.end(), true));
-      e.generic(statRank, std::vector<bool>(statRank, false), {},
-                {{sum, sumType, identityMap(statRank), t}}, [&](const std::vector<std::string> &a) {
-                  return std::vector<std::string>{g(a[0])};
-                });
-    };
     auto exponential = [&](const std::vector<std::string> &a) {
       return e.op("math.exp " + f("subf", e.toCompute(a[0], dt), a[1]), t);
     };
@@ -345,7 +347,7 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
       e.generic(rank, reduced, {in, maxIn}, {sumIn}, [&](const std::vector<std::string> &a) {
         return std::vector<std::string>{f("addf", a[2], exponential(a))};
       });
-      updateSums([&](const std::string &s) { return e.op("math.log " + s, t); });
+      updateStat(sum, sumType, [&](const std::string &s) { return e.op("math.log " + s, t); });
       e.generic(rank, std::vector<bool>(rank, false), {in, maxIn, sumIn}, {e.operand(y, id)},
                 [&](const std::vector<std::string> &a) {
                   std::string d = f("subf", e.toCompute(a[0], dt), a[1]);
@@ -362,7 +364,7 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
                 std::string x = exponential(a);
                 return std::vector<std::string>{f("addf", a[2], x), e.toStorage(x, dt)};
               });
-    updateSums([&](const std::string &s) { return f("divf", e.constant(1, t), s); });
+    updateStat(sum, sumType, [&](const std::string &s) { return f("divf", e.constant(1, t), s); });
     e.generic(rank, std::vector<bool>(rank, false), {sumIn}, {e.operand(y, id)},
               [&](const std::vector<std::string> &a) {
                 return std::vector<std::string>{
@@ -374,35 +376,39 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
   std::string invCount = f(
       "divf", e.constant(1, t),
       e.indexToFloat(e.extentProduct(shape, axis, rank), t));
-  std::string sumType, sqType;
-  std::string sum;
-  GenericOperand meanIn{"", "", "", ""};
+  // Per row: the mean (unless RMS), then 1 / sqrt(variance + eps).
+  std::string meanType, invType;
+  std::string mean;
   if (!rms) {
-    sum = stat(0, sumType);
-    e.generic(rank, reduced, {in}, {{sum, sumType, statMap, t}},
+    mean = stat(0, meanType);
+    e.generic(rank, reduced, {in}, {{mean, meanType, statMap, t}},
               [&](const std::vector<std::string> &a) {
                 return std::vector<std::string>{
                     f("addf", a[1], e.toCompute(a[0], dt))};
               });
-    meanIn = {sum, sumType, statMap, t};
+    updateStat(mean, meanType, [&](const std::string &s) { return f("mulf", s, invCount); });
   }
-  auto centered = [&](const std::string &v, const std::string &s) {
-    return rms ? v : f("subf", v, f("mulf", s, invCount));
+  auto centered = [&](const std::vector<std::string> &a) {
+    std::string v = e.toCompute(a[0], dt);
+    return rms ? v : f("subf", v, a[1]);
   };
-  std::string sq = stat(0, sqType);
-  std::vector<GenericOperand> sqIns{in};
+  std::vector<GenericOperand> ins{in};
   if (!rms)
-    sqIns.push_back(meanIn);
-  e.generic(rank, reduced, sqIns, {{sq, sqType, statMap, t}},
+    ins.push_back({mean, meanType, statMap, t});
+  std::string inv = stat(0, invType);
+  e.generic(rank, reduced, ins, {{inv, invType, statMap, t}},
             [&](const std::vector<std::string> &a) {
-              std::string c = centered(e.toCompute(a[0], dt), rms ? "" : a[1]);
+              std::string c = centered(a);
               return std::vector<std::string>{
                   f("addf", a.back(), f("mulf", c, c))};
             });
   double eps = graph.getFloat(node, AttrName::Eps, 1e-5);
-  std::vector<GenericOperand> ins{in, {sq, sqType, statMap, t}};
-  if (!rms)
-    ins.push_back(meanIn);
+  updateStat(inv, invType, [&](const std::string &s) {
+    std::string var = f("mulf", s, invCount);
+    return f("divf", e.constant(1, t),
+             e.op("math.sqrt " + f("addf", var, e.constant(eps, t)), t));
+  });
+  ins.push_back({inv, invType, statMap, t});
   std::vector<bool> normalized(rank);
   for (unsigned d = 0; d < rank; ++d)
     normalized[d] = d >= axis;
@@ -412,13 +418,8 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
     ins.push_back(e.operand(v, projectedMap(rank, normalized)));
   e.generic(rank, std::vector<bool>(rank, false), ins, {e.operand(y, id)},
             [&](const std::vector<std::string> &a) {
-              std::string c = centered(e.toCompute(a[0], dt), rms ? "" : a[2]);
-              std::string var = f("mulf", a[1], invCount);
-              std::string inv = e.op(
-                  "math.sqrt " + f("addf", var, e.constant(eps, t)), t);
-              inv = f("divf", e.constant(1, t), inv);
-              std::string r = f("mulf", c, inv);
               size_t next = rms ? 2 : 3;
+              std::string r = f("mulf", centered(a), a[next - 1]);
               for (size_t i = 0; i < affine.size(); ++i)
                 r = f(i == 0 ? "mulf" : "addf", r,
                       e.toCompute(a[next + i], graph.dtype(affine[i])));
