@@ -22,9 +22,11 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #if !defined(SYMBOL) || !defined(RELEASE)
 #error "define SYMBOL and RELEASE, the entry points' names"
@@ -275,6 +277,22 @@ void releaseAll() {
   pthread_mutex_unlock(&scratchLock);
 }
 
+/// The microkernel of `R` rows on a panel packed for kMR.
+template <int R>
+void rowsTile(int64_t kc, const float *a, PackedRows b, float *c, int64_t ldc, bool accumulate) {
+  microkernel<R, 2>(kc, PackedColumns<kMR>{a}, b, c, ldc, accumulate);
+}
+
+using TileFn = void (*)(int64_t, const float *, PackedRows, float *, int64_t, bool);
+template <int... R>
+constexpr std::array<TileFn, kMR + 1> rowsTiles(std::integer_sequence<int, R...>) {
+  return {nullptr, &rowsTile<R + 1>...};
+}
+/// The tile of each row count: a last panel of fewer than kMR rows (64 rows
+/// are 5 x 12 + 4) runs as its own rows, not as a full tile of zeros (an
+/// MLP's [64, 2048] x [2048, 1000]: 2.0 -> 1.8 ms).
+constexpr std::array<TileFn, kMR + 1> kRowsTile = rowsTiles(std::make_integer_sequence<int, kMR>());
+
 void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
           bool accumulate, const float *prepacked) {
   int64_t m = a.rows, n = b.cols, k = a.cols;
@@ -289,16 +307,9 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
   float *packedA = scratch(kPackedA, kMC * kKC);
   float *packedB = scratch(kPackedB, kKC * kNC);
   alignas(64) float edge[kMR * kNR];
-  // One row of A (a classifier, a decoder's token) streams B through a
-  // 1-row tile: the full tile would multiply 11 rows of zeros.
+  // One row of A (a classifier, a decoder's token) is packed as 1-row
+  // panels; other A blocks as kMR-row panels.
   int64_t mr = m == 1 ? 1 : kMR;
-  auto tileProduct = [&](int64_t kc, const float *ap, PackedRows bp, float *out, int64_t ld,
-                         bool add) {
-    if (mr == 1)
-      microkernel<1, 2>(kc, ap, bp, out, ld, add);
-    else
-      microkernel<kMR, 2>(kc, ap, bp, out, ld, add);
-  };
   for (int64_t jc = 0; jc < n; jc += kNC) {
     int64_t nc = n - jc < kNC ? n - jc : kNC;
     for (int64_t pc = 0; pc < k; pc += kKC) {
@@ -320,9 +331,12 @@ void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
             int64_t rows = mc - ir < mr ? mc - ir : mr;
             const float *ap = packedA + ir * kc;
             PackedRows bp{blockB + jr * kc};
-            computeTile(c + (ic + ir) * ldc + jc + jr, ldc, rows, cols, mr, kNR, add, edge,
+            computeTile(c + (ic + ir) * ldc + jc + jr, ldc, rows, cols, rows, kNR, add, edge,
                         [&](float *out, int64_t ld, bool accumulate) {
-                          tileProduct(kc, ap, bp, out, ld, accumulate);
+                          if (mr == 1)
+                            microkernel<1, 2>(kc, ap, bp, out, ld, accumulate);
+                          else
+                            kRowsTile[rows](kc, ap, bp, out, ld, accumulate);
                         });
           }
         }

@@ -803,6 +803,22 @@ if TARGET == "host":
                   ["y"], constants=[("f", f), ("fb", fb)],
                   run_args=args if variant != "avx2" else [],
                   machine_args=args if variant == "avx2" else None, tolerance=(1e-4, 1e-4))
+# Products whose last panel of rows is shorter than the register tile (12
+# rows on AVX-512, 6 on AVX2) runs as its own rows: 29 = 2 x 12 + 5 rows
+# over three K blocks (k = 1100) with an edge of 13 columns, against a
+# constant and a computed B; 64 rows (32 per thread on 2 threads: 2 x 12 +
+# 8). Each on 1 and 2 threads and the AVX2 build.
+if TARGET == "host":
+    w, m = rand((1100, 45)), rand((1100, 45))
+    for variant, args in [("1", ["--threads", "1"]), ("2", ["--threads", "2"]),
+                          ("avx2", ["--machine", avx2])]:
+        check(f"matmul_row_remainders_{variant}",
+              [("x", rand((29, 1100))), ("m", m), ("t", rand((64, 70)))],
+              [node("c", "matmul", ["x", "w"]), node("p", "matmul", ["x", "m"]),
+               node("q", "matmul", ["t", "v"])],
+              ["c", "p", "q"], constants=[("w", w), ("v", rand((70, 300)))],
+              run_args=args if variant != "avx2" else [],
+              machine_args=args if variant == "avx2" else None, tolerance=(1e-4, 1e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
