@@ -113,9 +113,18 @@ template <int MR> struct PackedColumns {
   const float *operator()(int64_t k) const { return panel + k * MR; }
 };
 
+/// A's rows where they lie, `ld` floats apart: column k's MR floats start at
+/// `rows + k`.
+struct StridedColumns {
+  const float *rows;
+  int64_t ld;
+  const float *operator()(int64_t k) const { return rows + k; }
+};
+
 /// C[0:MR, 0:NV vectors] (+)= A * B over kc, where `columnOfA(k)` points to
-/// the MR floats of A's column k and `rowOfB(k)` to B's row k; `ldc` is C's
-/// row stride. GEMM's tile is kMR x kNR.
+/// the first of the MR floats of A's column k (one after the other, or
+/// `ld` apart for StridedColumns) and `rowOfB(k)` to B's row k; `ldc` is
+/// C's row stride. GEMM's tile is kMR x kNR.
 template <int MR, int NV, class Columns, class Rows>
 inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, int64_t ldc,
                         bool accumulate) {
@@ -132,8 +141,12 @@ inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, in
     // (`Vec{} + a[r]` would be an add and a shuffle on the FMA port).
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
-      for (int v = 0; v < NV; ++v)
-        acc[r][v] += a[r] * bk[v];
+      for (int v = 0; v < NV; ++v) {
+        if constexpr (requires { columnOfA.ld; })
+          acc[r][v] += a[r * columnOfA.ld] * bk[v];
+        else
+          acc[r][v] += a[r] * bk[v];
+      }
   }
   for (int r = 0; r < MR; ++r) {
     Vec *row = reinterpret_cast<Vec *>(c + r * ldc);
