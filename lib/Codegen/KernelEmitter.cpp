@@ -299,29 +299,33 @@ bool KernelEmitter::isContiguousArg(ValueRef value) const {
   return spec.args[argIndex.at(value)].contiguous;
 }
 
-std::pair<std::string, std::string> KernelEmitter::collapseArg(ValueRef value, unsigned from) {
+std::pair<std::string, std::string> KernelEmitter::collapseArg(ValueRef value, unsigned from,
+                                                               unsigned to) {
   const KernelArg &arg = spec.args[argIndex.at(value)];
   ShapeRef shape = graph.shape(value);
+  to = to ? to : static_cast<unsigned>(shape.size());
   auto isStatic = [&](size_t d) {
     return shape[d].isStatic() && static_cast<int>(d) != arg.splitAxis;
   };
   std::string groups, type = "memref<";
-  for (size_t d = 0; d < from; ++d) {
-    groups += "[" + std::to_string(d) + "], ";
-    type += (isStatic(d) ? std::to_string(shape[d].size()) : "?") + "x";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d > from && d < to)
+      continue;
+    bool run = true;
+    int64_t elements = 1;
+    groups += std::string(d ? ", " : "") + "[";
+    for (size_t i = d; i < (d == from ? to : d + 1); ++i) {
+      groups += (i > d ? ", " : "") + std::to_string(i);
+      run &= isStatic(i);
+      elements *= run ? shape[i].size() : 1;
+    }
+    groups += "]";
+    type += (run ? std::to_string(elements) : "?") + "x";
   }
-  bool run = true;
-  int64_t elements = 1;
-  groups += "[";
-  for (size_t d = from; d < shape.size(); ++d) {
-    groups += (d > from ? ", " : "") + std::to_string(d);
-    run &= isStatic(d);
-    elements *= run ? shape[d].size() : 1;
-  }
-  type += (run ? std::to_string(elements) : "?") + "x" + storageType(graph.dtype(value)) + ">";
+  type += storageType(graph.dtype(value)) + ">";
   std::string collapsed = fresh();
   text << "    " << collapsed << " = memref.collapse_shape " << argName(value) << " [" << groups
-       << "]] : " << argType(value) << " into " << type << "\n";
+       << "] : " << argType(value) << " into " << type << "\n";
   return {collapsed, type};
 }
 

@@ -111,9 +111,10 @@ public:
                const std::vector<GenericOperand> &outs, const BodyFn &bodyFn);
   /// Whether argument `value` is contiguous (not a strided view).
   bool isContiguousArg(ValueRef value) const;
-  /// Contiguous argument `value`'s memref with its axes [from, rank)
-  /// collapsed into one (memref.collapse_shape), and that memref's type.
-  std::pair<std::string, std::string> collapseArg(ValueRef value, unsigned from);
+  /// Contiguous argument `value`'s memref with its axes [from, to)
+  /// collapsed into one (memref.collapse_shape; `to` 0: the rank), and that
+  /// memref's type.
+  std::pair<std::string, std::string> collapseArg(ValueRef value, unsigned from, unsigned to = 0);
   /// The arguments the kernel's prologue (every node but the root) reads,
   /// in the order of operand()'s parts.
   std::vector<ValueRef> prologueInputs() const;

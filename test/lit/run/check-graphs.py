@@ -819,6 +819,16 @@ if TARGET == "host":
               ["c", "p", "q"], constants=[("w", w), ("v", rand((70, 300)))],
               run_args=args if variant != "avx2" else [],
               machine_args=args if variant == "avx2" else None, tolerance=(1e-4, 1e-4))
+# Softmax and log-softmax over the last axis of contiguous memory run a
+# block of rows at a time (16 KiB of them, EmitReductions.cpp): 111 rows of
+# 300 (blocks of 13, the last of 7), rows of a symbolic length, half
+# precision, and slices of 2 threads.
+if TARGET == "host":
+    for op in ["softmax", "log_softmax"]:
+        check(f"{op}_row_blocks", [("x", rand((3, 37, 300))), ("h", rand((5, 70)).astype(np.float16)),
+                                   ("s", rand((6, 45)))],
+              [node("y", op, ["x"]), node("z", op, ["h"]), node("w", op, ["s"])], ["y", "z", "w"],
+              symbolic={"s": ["B", "L"]}, dims={"B": 8, "L": 64}, run_args=["--threads", "2"])
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
