@@ -31,7 +31,8 @@ typedef float Vec __attribute__((vector_size(kWidth * 4), aligned(4)));
 
 // Flags (bits of the i64 argument). kConstantB: the weight operand never
 // changes, so its packed panels are kept and reused by later calls. The
-// last four select conv2d's epilogue (conv.h).
+// last four select conv2d's epilogue (conv.h); kBias and kRelu also the
+// f32 GEMM's.
 constexpr int64_t kTransposeA = 1, kTransposeB = 2, kAccumulate = 4, kConstantB = 8,
                   kBias = 16, kResidual = 32, kRelu = 64, kSilu = 128;
 
@@ -96,10 +97,17 @@ const float *packedFilters(const View &w, const void *filters, int64_t outputs, 
 /// Frees the scratch and the cached panels of every thread.
 void releaseAll();
 
-/// C = A * B (+ C), C's rows contiguous with stride `ldc`. `prepacked`: B's
-/// panels from packedWeights, or null to pack them here.
-void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc,
-          bool accumulate, const float *prepacked);
+/// What GEMM applies to C's final values as it writes them: a bias per
+/// column (null: none), then ReLU.
+struct GemmEpilogue {
+  const float *bias = nullptr;
+  bool relu = false;
+};
+
+/// C = epilogue(A * B (+ C)), C's rows contiguous with stride `ldc`.
+/// `prepacked`: B's panels from packedWeights, or null to pack them here.
+void gemm(const Matrix &a, const Matrix &b, float *c, int64_t ldc, bool accumulate,
+          const float *prepacked, const GemmEpilogue &epilogue);
 
 /// B's rows as GEMM packs them: NR-float panel rows, one after the other.
 struct PackedRows {

@@ -12,6 +12,9 @@
 
 #include "Accumulator.h"
 
+#include <algorithm>
+#include <optional>
+
 using namespace fuel;
 using namespace fuel::codegen;
 
@@ -120,38 +123,97 @@ static LogicalResult emitLinear(KernelEmitter &e, NodeId node) {
                   beginAccumulation(e, y, 0, bias, rows), yMap, y);
 }
 
+namespace {
+/// What the library sgemm applies as it writes its result: a bias over the
+/// result's last axis, then ReLU.
+struct GemmEpilogue {
+  std::optional<ValueRef> bias;
+  bool relu = false;
+};
+} // namespace
+
 /// A call to the library sgemm (kernels/x86/gemm.cpp) or, for 8-bit
 /// operands, igemm (igemm.cpp), which read the operands' descriptors
 /// through unranked memrefs.
-static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node) {
+static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node, GemmEpilogue epilogue) {
   const Graph &graph = e.graph;
   auto operands = graph.operands(node);
   ValueRef y{node, 0};
   // Flags: transpose a, transpose b, accumulate into the result, b never
   // changes (a constant, or a view of one: the library keeps it packed).
-  // For 8-bit operands (kernels/x86/igemm.cpp), also which are unsigned.
+  // For 8-bit operands (kernels/x86/igemm.cpp), which are unsigned; for
+  // f32, the epilogue's bias and ReLU.
   int64_t flags = isConstant(graph, operands[1]) ? 8 : 0;
+  bool integer = graph.dtype(y) == DType::I32;
   if (graph.kind(node) == OpKind::MatMul) {
     flags |= graph.getBool(node, AttrName::TransposeA, false) ? 1 : 0;
     flags |= graph.getBool(node, AttrName::TransposeB, false) ? 2 : 0;
     flags |= graph.dtype(operands[0]) == DType::U8 ? 16 : 0;
     flags |= graph.dtype(operands[1]) == DType::U8 ? 32 : 0;
-  } else { // linear: x * w^T (+ bias, written first)
+  } else { // linear: x * w^T (+ bias)
     flags |= 2;
-    if (operands.size() == 3) {
-      beginAccumulation(e, y, 0, operands[2],
-                        static_cast<unsigned>(graph.shape(y).size()) - 1);
-      flags |= 4;
-    }
+    if (operands.size() == 3)
+      epilogue.bias = operands[2];
   }
-  callLibrary(e, node, {unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, y)},
-              i64Constants(e, {flags}));
+  std::vector<std::string> args{unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, y)};
+  if (!integer) {
+    flags |= (epilogue.bias ? 16 : 0) | (epilogue.relu ? 64 : 0);
+    // Without a bias the result is passed, never read.
+    args.push_back(epilogue.bias ? unranked(e, *epilogue.bias) : args[2]);
+  }
+  callLibrary(e, node, args, i64Constants(e, {flags}));
   return success();
+}
+
+/// The epilogue equal to the kernel's elementwise tail, if there is one:
+/// add(product, bias) with a contiguous bias over the product's last axis
+/// (its other axes 1), then at most a ReLU.
+static std::optional<GemmEpilogue> matchEpilogue(const KernelEmitter &e) {
+  const Graph &graph = e.graph;
+  const std::vector<NodeId> &nodes = e.spec.nodes;
+  NodeId head = nodes.front();
+  ValueRef value{head, 0};
+  if (nodes.size() < 2 || graph.kind(nodes[1]) != OpKind::Add ||
+      (graph.kind(head) == OpKind::Linear && graph.operands(head).size() == 3))
+    return std::nullopt;
+  auto operands = graph.operands(nodes[1]);
+  ValueRef bias = operands[0] == value ? operands[1] : operands[0];
+  ShapeRef shape = graph.shape(bias), result = graph.shape(value);
+  bool overColumns = !shape.empty() && shape.back() == result.back() &&
+                     std::all_of(shape.begin(), shape.end() - 1,
+                                 [](const Dim &d) { return d.isStatic() && d.size() == 1; });
+  if (operands[0] == operands[1] || (operands[0] != value && operands[1] != value) ||
+      !e.hasArg(bias) || !e.isContiguousArg(bias) || graph.dtype(bias) != DType::F32 ||
+      !overColumns || !std::ranges::equal(graph.shape({nodes[1], 0}), result))
+    return std::nullopt;
+  GemmEpilogue epilogue{bias, false};
+  size_t i = 2;
+  if (i < nodes.size() && graph.kind(nodes[i]) == OpKind::Relu &&
+      graph.operands(nodes[i])[0] == ValueRef{nodes[1], 0}) {
+    epilogue.relu = true;
+    ++i;
+  }
+  if (i != nodes.size())
+    return std::nullopt;
+  return epilogue;
+}
+
+bool codegen::emitMatMulWithEpilogue(KernelEmitter &e) {
+  NodeId head = e.spec.nodes.front();
+  OpKind kind = e.graph.kind(head);
+  if (e.spec.librarySymbol.empty() || (kind != OpKind::MatMul && kind != OpKind::Linear) ||
+      e.graph.dtype({head, 0}) != DType::F32)
+    return false;
+  std::optional<GemmEpilogue> epilogue = matchEpilogue(e);
+  if (!epilogue)
+    return false;
+  e.alias({head, 0}, {e.spec.nodes.back(), 0});
+  return succeeded(emitLibraryCall(e, head, *epilogue));
 }
 
 LogicalResult codegen::emitContraction(KernelEmitter &e, NodeId node, DiagnosticEngine &) {
   if (!e.spec.librarySymbol.empty() && node == e.spec.nodes.front())
-    return emitLibraryCall(e, node);
+    return emitLibraryCall(e, node, GemmEpilogue{});
   return e.graph.kind(node) == OpKind::MatMul ? emitMatMul(e, node)
                                               : emitLinear(e, node);
 }

@@ -374,7 +374,7 @@ LogicalResult codegen::emitElementwiseGroup(KernelEmitter &e, DiagnosticEngine &
   // result's buffer first; the elementwise tail then updates it in place.
   NodeId head = e.spec.nodes.front();
   bool hasHead = !isElementwiseOp(graph.kind(head));
-  if (hasHead && emitConvWithEpilogue(e))
+  if (hasHead && (emitConvWithEpilogue(e) || emitMatMulWithEpilogue(e)))
     return success();
   auto readByTail = [&](ValueRef v) {
     for (NodeId n : e.spec.nodes)

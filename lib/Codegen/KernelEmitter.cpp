@@ -77,7 +77,8 @@ bool codegen::isConstant(const Graph &graph, ValueRef value) {
 
 std::string codegen::librarySignature(const Graph &graph, NodeId head) {
   OpKind kind = graph.kind(head);
-  std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
+  // f32 matmul and linear: a, b, c, bias, flags.
+  std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
   if (kind == OpKind::MatMul && graph.dtype({head, 0}) == DType::I32) // 8-bit operands.
     operands = "memref<*xi8>, memref<*xi8>, memref<*xi32>, i64";
   else if (kind == OpKind::Conv2D && graph.dtype({head, 0}) == DType::I32) // 8-bit operands:

@@ -190,6 +190,9 @@ LogicalResult emitWindowed(KernelEmitter &e, NodeId node, DiagnosticEngine &diag
 /// writes the result, in one pass; false (nothing emitted) for any other
 /// kernel.
 bool emitConvWithEpilogue(KernelEmitter &e);
+/// The same for a library f32 matmul or linear whose tail is a bias over
+/// the result's last axis, then at most a ReLU (kernels/x86/gemm.cpp).
+bool emitMatMulWithEpilogue(KernelEmitter &e);
 LogicalResult emitMovement(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
 
 /// The identity a reduce_* of `kind` over `t` starts from, and one step of

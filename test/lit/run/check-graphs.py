@@ -819,6 +819,28 @@ if TARGET == "host":
               ["c", "p", "q"], constants=[("w", w), ("v", rand((70, 300)))],
               run_args=args if variant != "avx2" else [],
               machine_args=args if variant == "avx2" else None, tolerance=(1e-4, 1e-4))
+# A bias over the product's columns and a ReLU applied by the library sgemm
+# as it writes the result (kernels/x86/gemm.cpp's epilogue): 29 rows over
+# three K blocks with an edge of 13 columns, a batched product with a bias
+# of shape [1, 1, N] and a NaN row (ReLU keeps NaN), a linear's own bias;
+# each on 1 and 2 threads (slices of the bias) and the AVX2 build.
+if TARGET == "host":
+    xb = rand((2, 7, 70))
+    xb[1, 3, :] = np.nan
+    w, v, wl = rand((1100, 45)), rand((70, 300)), rand((40, 1100))
+    bias, bias3, biasl = rand((45,)), rand((1, 1, 300)), rand((40,))
+    for variant, args in [("1", ["--threads", "1"]), ("2", ["--threads", "2"]),
+                          ("avx2", ["--machine", avx2])]:
+        check(f"matmul_epilogue_{variant}", [("x", rand((29, 1100))), ("xb", xb)],
+              [node("p", "matmul", ["x", "w"]), node("y", "add", ["p", "bias"]),
+               node("q", "matmul", ["xb", "v"]), node("s", "add", ["bias3", "q"]),
+               node("z", "relu", ["s"]), node("l", "linear", ["x", "wl", "biasl"]),
+               node("r", "relu", ["l"])],
+              ["y", "z", "r"],
+              constants=[("w", w), ("v", v), ("wl", wl), ("bias", bias), ("bias3", bias3),
+                         ("biasl", biasl)],
+              run_args=args if variant != "avx2" else [],
+              machine_args=args if variant == "avx2" else None, tolerance=(1e-4, 1e-4))
 # Softmax and log-softmax over the last axis of contiguous memory run a
 # block of rows at a time (16 KiB of them, EmitReductions.cpp): 111 rows of
 # 300 (blocks of 13, the last of 7), rows of a symbolic length, half
