@@ -294,6 +294,17 @@ LogicalResult codegen::emitReduction(KernelEmitter &e, NodeId node, DiagnosticEn
   return success();
 }
 
+/// Replaces each statistic of `stat` (a buffer of `rank` axes, one per row)
+/// with `g` of it, once per row: what is per row is not left in the
+/// per-element generics, where LLVM's reassociation turns a multiplication
+/// by a reciprocal back into a division per element.
+static void updateStat(KernelEmitter &e, unsigned rank, const std::string &stat,
+                       const std::string &type, const std::string &elemType,
+                       const std::function<std::string(const std::string &)> &g) {
+  e.generic(rank, std::vector<bool>(rank, false), {}, {{stat, type, identityMap(rank), elemType}},
+            [&](const std::vector<std::string> &a) { return std::vector<std::string>{g(a[0])}; });
+}
+
 namespace {
 /// What a softmax's generics read and write: its input and result over a
 /// domain of `rank` axes whose one `reduced` axis is the softmax axis, and
@@ -303,7 +314,7 @@ struct SoftmaxOperands {
   std::vector<bool> reduced;
   GenericOperand in, out;
   std::string statMap;
-  std::string max, maxType, sum, sumType;
+  std::string max = {}, maxType = {}, sum = {}, sumType = {}; // Set after.
 };
 } // namespace
 
@@ -322,13 +333,8 @@ static void emitSoftmaxGenerics(KernelEmitter &e, bool log, DType dt, const Soft
     return std::vector<std::string>{f("maximumf", a[1], e.toCompute(a[0], dt))};
   });
   e.fill(o.sum, o.sumType, t, scalarLiteral(0, t));
-  // Replaces each sum with `g(sum)`, once per row: what is per row is not
-  // left in the per-element generics, where LLVM's reassociation turns a
-  // multiplication by a reciprocal back into a division per element.
   auto updateSums = [&](const std::function<std::string(const std::string &)> &g) {
-    e.generic(statRank, std::vector<bool>(statRank, false), {},
-              {{o.sum, o.sumType, identityMap(statRank), t}},
-              [&](const std::vector<std::string> &a) { return std::vector<std::string>{g(a[0])}; });
+    updateStat(e, statRank, o.sum, o.sumType, t, g);
   };
   auto exponential = [&](const std::vector<std::string> &a) {
     return e.op("math.exp " + f("subf", e.toCompute(a[0], dt), a[1]), t);
@@ -379,15 +385,8 @@ static LogicalResult emitSoftmax(KernelEmitter &e, NodeId node) {
       !e.isContiguousArg(y)) {
     std::vector<bool> keep(rank, true), reduced(rank, false);
     keep[axis] = false, reduced[axis] = true;
-    SoftmaxOperands o{rank,
-                      reduced,
-                      e.operand(x, identityMap(rank)),
-                      e.operand(y, identityMap(rank)),
-                      projectedMap(rank, keep),
-                      "",
-                      "",
-                      "",
-                      ""};
+    SoftmaxOperands o{rank, reduced, e.operand(x, identityMap(rank)),
+                      e.operand(y, identityMap(rank)), projectedMap(rank, keep)};
     o.max = e.scratch(keptExtents(shape, keep), t, o.maxType);
     o.sum = e.scratch(keptExtents(shape, keep), t, o.sumType);
     emitSoftmaxGenerics(e, log, dt, o);
@@ -406,11 +405,7 @@ static LogicalResult emitSoftmax(KernelEmitter &e, NodeId node) {
                     {false, true},
                     {"", "", identityMap(2), elem},
                     {"", "", identityMap(2), elem},
-                    affineMap(2, {dimName(0)}),
-                    "",
-                    "",
-                    "",
-                    ""};
+                    affineMap(2, {dimName(0)})};
   std::string maxBlockType, sumBlockType;
   std::string maxBlock = e.scratch({Extent{block, ""}}, t, maxBlockType);
   std::string sumBlock = e.scratch({Extent{block, ""}}, t, sumBlockType);
@@ -462,20 +457,10 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
     e.fill(s, type, t, scalarLiteral(init, t));
     return s;
   };
-  auto f = [&](const std::string &op, const std::string &a,
-               const std::string &b) {
+  auto f = [&](const std::string &op, const std::string &a, const std::string &b) {
     return e.op("arith." + op + " " + a + ", " + b + kReassoc, t);
   };
-  // Replaces statistic `s` with `g(s)`, once per row: what is per row is
-  // not left in the per-element generics, where LLVM's reassociation turns
-  // a multiplication by a reciprocal back into a division per element.
   unsigned statRank = static_cast<unsigned>(std::count(keep.begin(), keep.end(), true));
-  auto updateStat = [&](const std::string &s, const std::string &type,
-                        const std::function<std::string(const std::string &)> &g) {
-    e.generic(statRank, std::vector<bool>(statRank, false), {},
-              {{s, type, identityMap(statRank), t}},
-              [&](const std::vector<std::string> &a) { return std::vector<std::string>{g(a[0])}; });
-  };
   GenericOperand in = e.operand(x, id);
   bool rms = kind == OpKind::RmsNorm;
   std::string invCount = f(
@@ -491,7 +476,8 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
                 return std::vector<std::string>{
                     f("addf", a[1], e.toCompute(a[0], dt))};
               });
-    updateStat(mean, meanType, [&](const std::string &s) { return f("mulf", s, invCount); });
+    updateStat(e, statRank, mean, meanType, t,
+               [&](const std::string &s) { return f("mulf", s, invCount); });
   }
   auto centered = [&](const std::vector<std::string> &a) {
     std::string v = e.toCompute(a[0], dt);
@@ -508,7 +494,7 @@ LogicalResult codegen::emitNormalization(KernelEmitter &e, NodeId node, Diagnost
                   f("addf", a.back(), f("mulf", c, c))};
             });
   double eps = graph.getFloat(node, AttrName::Eps, 1e-5);
-  updateStat(inv, invType, [&](const std::string &s) {
+  updateStat(e, statRank, inv, invType, t, [&](const std::string &s) {
     std::string var = f("mulf", s, invCount);
     return f("divf", e.constant(1, t),
              e.op("math.sqrt " + f("addf", var, e.constant(eps, t)), t));
