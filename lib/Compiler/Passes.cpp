@@ -1,16 +1,18 @@
 //===- Passes.cpp - The passes of fuelc's compiler pipeline ---------------===//
 //
 // Each pass is a thin wrapper over its library's entry point (importModel,
-// materializeStridedReshapes, planGraph, generateTargetCode, lowerProgram,
-// buildPlanArtifact); this file is the one place that says in which order
-// they run and what each prints.
+// materializeStridedReshapes, foldChannelScales, planGraph,
+// generateTargetCode, lowerProgram, buildPlanArtifact); this file is the one
+// place that says in which order they run and what each prints.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuel/Compiler/Pipeline.h"
 
+#include "fuel/Planner/CostModel.h"
 #include "fuel/Planner/LowerProgram.h"
 #include "fuel/Support/Sha256.h"
+#include "fuel/Transforms/FoldChannelScales.h"
 #include "fuel/Transforms/Materialize.h"
 
 using namespace fuel;
@@ -47,6 +49,17 @@ static std::string printGraph(const Compilation &c) {
 
 static LogicalResult materializePass(Compilation &c, DiagnosticEngine &) {
   materializeStridedReshapes(c.file->graph);
+  return success();
+}
+
+static LogicalResult foldScalesPass(Compilation &c, DiagnosticEngine &) {
+  // Symbols are planned at their --dim extents, upper bounds the runtime
+  // checks.
+  SymbolPricing pricing(c.file->graph, c.config.dims);
+  std::vector<int64_t> bounds;
+  for (uint32_t id = 0; id < c.file->graph.symbols().size(); ++id)
+    bounds.push_back(pricing.extent(Dim::symbol(id)));
+  foldChannelScales(c.file->graph, bounds);
   return success();
 }
 
@@ -153,10 +166,11 @@ static std::string printArtifact(const Compilation &c) {
 const std::vector<Pass> &fuel::compilerPasses() {
   static const std::vector<Pass> passes = [] {
     std::vector<Pass> list{
-        {"import", "read the model; verify it and infer every type", importPass,
+        {"import", "read the model; verify it and infer every type", importPass, printGraph},
+        {"materialize", "insert contiguous before reshapes no strides express", materializePass,
          printGraph},
-        {"materialize", "insert contiguous before reshapes no strides express",
-         materializePass, printGraph},
+        {"fold-scales", "fold per-channel scales of a convolution's input into its weights",
+         foldScalesPass, printGraph},
         {"place", "place, fuse, form kernels and plan memory for every route", placePass,
          printPlans}};
     for (const CodegenTarget *target : codegenTargets())
