@@ -34,12 +34,14 @@ void packChannelPanels(const void *context, float *out) {
   const Conv &s = *p.s;
   int64_t K = s.taps(), taps = tapsPerBlock(p.columns / kWidth);
   for (int64_t k0 = 0; k0 < K; k0 += taps)
-    for (int64_t o0 = 0; o0 < s.Og; o0 += p.columns)
-      for (int64_t k = k0; k < k0 + taps && k < K; ++k) {
-        const float *tap = p.data + tapOffset(s, *p.w, k);
+    for (int64_t o0 = 0; o0 < s.Og; o0 += p.columns) {
+      TapWalk walk(s, *p.w, k0);
+      for (int64_t k = k0; k < k0 + taps && k < K; ++k, walk.next()) {
+        const float *tap = p.data + walk.offset();
         for (int64_t o = o0; o < o0 + p.columns; ++o)
           *out++ = o < s.Og ? tap[o * p.w->stride(0)] : 0.0f;
       }
+    }
 }
 
 /// y = epilogue(the convolution of one group) in MR x NV tiles: per block of

@@ -118,12 +118,14 @@ void packWeights(const void *context, float *out) {
   int64_t K = s.taps(), rows = roundUp(s.Og, kMRc);
   for (int64_t pc = 0; pc < K; pc += g.tapsPerBlock) {
     int64_t kc = K - pc < g.tapsPerBlock ? K - pc : g.tapsPerBlock;
-    for (int64_t ir = 0; ir < rows; ir += kMRc)
-      for (int64_t k = pc; k < pc + kc; ++k) {
-        const float *tap = g.data + tapOffset(s, *g.w, k);
+    for (int64_t ir = 0; ir < rows; ir += kMRc) {
+      TapWalk walk(s, *g.w, pc);
+      for (int64_t k = pc; k < pc + kc; ++k, walk.next()) {
+        const float *tap = g.data + walk.offset();
         for (int64_t r = 0; r < kMRc; ++r)
           *out++ = ir + r < s.Og ? tap[(ir + r) * g.w->stride(0)] : 0.0f;
       }
+    }
   }
 }
 

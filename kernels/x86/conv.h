@@ -111,11 +111,32 @@ struct TapRows {
   const float *operator()(int64_t k) const { return planes + offsets[k]; }
 };
 
-/// Where tap k = (c, i, j) of an output channel's filter is in w.
-inline int64_t tapOffset(const Conv &s, const View &w, int64_t k) {
-  int64_t c = k / (s.KH * s.KW), i = k / s.KW % s.KH, j = k % s.KW;
-  return c * w.stride(1) + i * w.stride(2) + j * w.stride(3);
-}
+/// Where taps k, k + 1, ... = (c, i, j) of an output channel's filter are
+/// in w, a step at a time: weights that change at every call are packed at
+/// every call, where three divisions per tap and block of output channels
+/// cost more than the copy (EfficientNet-B0's 144 -> 40 projection of
+/// 28x28 took 10 us longer with its weights scaled at each call, 6.6 us
+/// with the walk).
+class TapWalk {
+public:
+  TapWalk(const Conv &s, const View &w, int64_t k)
+      : s(s), w(w), c(k / (s.KH * s.KW)), i(k / s.KW % s.KH), j(k % s.KW) {}
+  int64_t offset() const { return c * w.stride(1) + i * w.stride(2) + j * w.stride(3); }
+  void next() {
+    if (++j < s.KW)
+      return;
+    j = 0;
+    if (++i < s.KH)
+      return;
+    i = 0;
+    ++c;
+  }
+
+private:
+  const Conv &s;
+  const View &w;
+  int64_t c, i, j;
+};
 
 typedef int32_t VecInt __attribute__((vector_size(kWidth * 4)));
 

@@ -22,13 +22,12 @@ static bool scalesChannels(ShapeRef s, ShapeRef x, std::span<const int64_t> symb
 
 /// Whether scaling w (a convolution's [O, C, KH, KW] weights) costs less
 /// than scaling one image x. Weights that are not constant are packed for
-/// the x86 library at every call, a strided gather that costs about as much
-/// per weight as the product per pixel 64 times over: EfficientNet-B0's
-/// projections of 56x56 and larger (130 pixels per weight and up) ran
-/// 0.89-0.91 of their time and lost their product, those of 28x28 (20)
-/// 1.15 and of 14x14 (1.7) 1.5 of theirs.
+/// the x86 library at every call, which costs about as much per weight as
+/// the product per pixel 8 times over: EfficientNet-B0's projections of
+/// 28x28 (20 pixels per weight) gain (the product's 19-32 us for 3-7 us
+/// more packing), those of 14x14 (1.7) lost 1.5x their time.
 static bool weightsSmaller(ShapeRef w, ShapeRef x) {
-  constexpr int64_t kPixelsPerWeight = 64;
+  constexpr int64_t kPixelsPerWeight = 8;
   if (!w[0].isStatic() || !w[2].isStatic() || !w[3].isStatic() || !x[2].isStatic() ||
       !x[3].isStatic())
     return false;

@@ -7,9 +7,9 @@
 // product is a pass over the weights. Before planning, fuelc rewrites the
 // first into the second where s is the same for every image (N is 1, or a
 // symbol planned at 1, an upper bound the runtime checks) and the weights
-// are much the smaller (output channels times window taps under a 64th of
-// the pixels per image: weights that are not constant are packed at every
-// call), reusing the product's node for the weights' product.
+// are much the smaller (output channels times window taps under an eighth
+// of the pixels per image: weights that are not constant are packed at
+// every call), reusing the product's node for the weights' product.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FUEL_TRANSFORMS_FOLDCHANNELSCALES_H
