@@ -64,14 +64,16 @@ unsigned fuel::foldChannelScales(Graph &graph, std::span<const int64_t> symbolBo
     // w * s has w's shape: s's channels are w's input channels (axis 1). A
     // symbolic batch of s (at most one image) is summed away first, so that
     // s broadcasts over w's output channels.
-    if (ShapeRef shape = graph.shape(s); shape.size() == 4 && shape[0].isSymbolic()) {
-      NodeId sum = graph.createNode(OpKind::ReduceSum, std::string(graph.name(mul)) + ".scales");
+    // (A copy: building the node may move the graph's shape pool.)
+    if (Shape one(graph.shape(s).begin(), graph.shape(s).end());
+        one.size() == 4 && one[0].isSymbolic()) {
+      one[0] = Dim::fixed(1);
+      std::string name = std::string(graph.name(mul)) + ".scales";
+      NodeId sum = graph.createNode(OpKind::ReduceSum, name);
       graph.addOperand(s);
       graph.addIntsAttr(AttrName::Axes, std::initializer_list<int64_t>{0});
       graph.addBoolAttr(AttrName::KeepDims, true);
       graph.addResults(1);
-      Shape one(shape.begin(), shape.end());
-      one[0] = Dim::fixed(1);
       graph.setResultType({sum, 0}, DType::F32, one);
       graph.setOperand(mul, 1 - image, {sum, 0});
     }
