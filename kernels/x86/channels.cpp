@@ -67,6 +67,7 @@ void convolveBlocks(const Conv &s, const float *panels, const float *rows, const
   Conv padded = s;
   padded.Wq = width;
   const float *end = panels + K * channels;
+  bool several = runsOnSeveralThreads();
   for (int64_t oh0 = 0; oh0 < s.OH; oh0 += block) {
     int64_t count = s.OH - oh0 < block ? s.OH - oh0 : block;
     bool lastRow = oh0 + count == s.OH;
@@ -79,6 +80,9 @@ void convolveBlocks(const Conv &s, const float *panels, const float *rows, const
           last[k * MR + r] = lastColumn + r < s.OW ? run[r] : 0.0f;
       }
       for (int64_t o0 = 0; o0 < channels; o0 += kColumns) {
+        // The first block of channels to read the pixels prefetches the
+        // next line of each tap's run.
+        int64_t ahead = o0 == 0 && several ? kWidth : 0;
         Panel weights{panels + k0 * channels + o0 * kc, kColumns};
         PanelPrefetch next(weights.rows + kc * kColumns, kc * kColumns, end, calls);
         for (int64_t oh = oh0; oh < oh0 + count; ++oh)
@@ -88,8 +92,8 @@ void convolveBlocks(const Conv &s, const float *panels, const float *rows, const
             if (ragged && oh == s.OH - 1 && ow == lastColumn)
               microkernel<MR, NV>(kc, PackedColumns<MR>{last}, weights, c, channels, k0 > 0);
             else
-              microkernel<MR, NV>(kc, TapRows{rows + oh * s.Wq + ow, offsets + k0}, weights, c,
-                                  channels, k0 > 0);
+              microkernel<MR, NV>(kc, TapRows{rows + oh * s.Wq + ow, offsets + k0, ahead}, weights,
+                                  c, channels, k0 > 0);
           }
       }
     }

@@ -288,6 +288,8 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
   // are not read past their end (the image may be read in place).
   alignas(64) float ragged[kKCc * kNRc];
   bool cold = 4 * s.Og * s.OH * s.OW >= kColdResultBytes;
+  // The first tile of rows of A to read a tile of B prefetches the next.
+  int64_t ahead = runsOnSeveralThreads() ? kNRc : 0;
   for (int64_t jc = 0; jc < s.columns(); jc += ldt) {
     int64_t valid = s.columns() - jc < ldt ? s.columns() - jc : ldt;
     int64_t nc = roundUp(valid, kNRc), last = nc - kNRc;
@@ -308,6 +310,7 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
           TapRows shifted{planes + jc + jr, offsets + pc};
           Panel copied{ragged, kNRc};
           for (int64_t ir = ic; ir < ic + mc; ir += kMRc) {
+            shifted.ahead = ir == ic ? ahead : 0;
             result.step(perCall);
             float *at = tile + ir * ldt + jr;
             if (jr == last && valid < nc)

@@ -75,6 +75,8 @@ void createScratchKey() {
 }
 Scratch *allScratch;
 pthread_mutex_t scratchLock = PTHREAD_MUTEX_INITIALIZER;
+/// Whether a second thread has taken scratch (set once, under scratchLock).
+std::atomic<bool> secondThread{false};
 
 /// Panels packed once for a constant operand, listed for release.
 struct CachedPanels {
@@ -154,6 +156,8 @@ float *scratch(ScratchSlot slot, int64_t floats) {
   if (!s) {
     s = static_cast<Scratch *>(std::calloc(1, sizeof(Scratch)));
     pthread_mutex_lock(&scratchLock);
+    if (allScratch)
+      secondThread.store(true, std::memory_order_relaxed);
     s->next = allScratch;
     allScratch = s;
     pthread_mutex_unlock(&scratchLock);
@@ -175,6 +179,8 @@ float *scratch(ScratchSlot slot, int64_t floats) {
   }
   return s->buffers[slot];
 }
+
+bool runsOnSeveralThreads() { return secondThread.load(std::memory_order_relaxed); }
 
 namespace {
 const CachedPanels *findPanels(const int64_t (&key)[kKeyWords]) {
@@ -261,6 +267,7 @@ void releaseAll() {
     pthread_key_delete(scratchKey);
   scratchKeyCreated = false;
   pthread_mutex_lock(&scratchLock);
+  secondThread.store(false, std::memory_order_relaxed);
   while (allScratch) {
     Scratch *s = allScratch;
     allScratch = s->next;

@@ -77,6 +77,12 @@ enum ScratchSlot {
 };
 float *scratch(ScratchSlot slot, int64_t floats);
 
+/// Whether the library's kernels have run on more than one thread (taken
+/// scratch on two): the runtime then splits kernels over its threads, and a
+/// kernel's input was often written by another core, whose cache a line
+/// takes several times as long to come from as from this core's L2.
+bool runsOnSeveralThreads();
+
 /// Panels packed once for a constant operand and kept until release: `key`
 /// names the operand (what packs it, its data pointer, shape and strides);
 /// `pack` fills `floats` floats on the first call.
@@ -132,7 +138,9 @@ struct StridedColumns {
 /// C[0:MR, 0:NV vectors] (+)= A * B over kc, where `columnOfA(k)` points to
 /// the first of the MR floats of A's column k (one after the other, or
 /// `ld` apart for StridedColumns) and `rowOfB(k)` to B's row k; `ldc` is
-/// C's row stride. GEMM's tile is kMR x kNR.
+/// C's row stride. GEMM's tile is kMR x kNR. Operands read in place that
+/// have an `ahead` (TapRows) also prefetch that many floats past what each
+/// k reads, when it is not 0: the next tile's.
 template <int MR, int NV, class Columns, class Rows>
 inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, int64_t ldc,
                         bool accumulate) {
@@ -145,6 +153,15 @@ inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, in
     Vec bk[NV];
     for (int v = 0; v < NV; ++v)
       bk[v] = *reinterpret_cast<const Vec *>(b + v * kWidth);
+    if constexpr (requires { rowOfB.ahead; }) {
+      if (rowOfB.ahead)
+        for (int v = 0; v < NV; ++v)
+          __builtin_prefetch(b + rowOfB.ahead + v * kWidth);
+    }
+    if constexpr (requires { columnOfA.ahead; }) {
+      if (columnOfA.ahead)
+        __builtin_prefetch(a + columnOfA.ahead);
+    }
     // A scalar operand broadcasts: an FMA with an embedded broadcast load
     // (`Vec{} + a[r]` would be an add and a shuffle on the FMA port).
 #pragma GCC unroll 16
