@@ -110,9 +110,10 @@ private:
 /// (runsOnSeveralThreads), whose kernels read what another core wrote.
 /// There MobileNetV2's projections, split by rows after depthwise layers
 /// split by channels, half of whose input lies in the other core's L2, ran
-/// 0.78-0.93 of their time and the model 0.946 at two threads (EfficientNet-B0
-/// 0.962, paired A/B); on one thread, with the input in this core's L2,
-/// the same layers took 3-13% longer, SqueezeNet's 13x13 squeezes 9%.
+/// 0.78-0.93 of their time and the model 0.945 at two threads
+/// (EfficientNet-B0 0.942, paired A/B); on one thread, with the input in
+/// this core's L2, the same layers took 3-13% longer, SqueezeNet's 13x13
+/// squeezes 9%.
 struct TapRows {
   const float *planes;
   const int64_t *offsets;
