@@ -159,16 +159,21 @@ inline void applyEpilogue(const Epilogue &e, const float *from, const float *res
 
 } // namespace
 
+bool KERNEL_NAMESPACE::contiguousRows(const View &y, const Epilogue &e) {
+  return y.stride(3) == 1 && (!e.residual || e.residualView->stride(3) == 1);
+}
+
+bool KERNEL_NAMESPACE::mergedRows(const Conv &s, const View &y, const Epilogue &e) {
+  return contiguousRows(y, e) && s.Wq == s.OW && y.stride(2) == s.OW &&
+         (!e.residual || e.residualView->stride(2) == s.OW);
+}
+
 // Rows of y or of the residual that are not contiguous go through `row`.
 void KERNEL_NAMESPACE::copyOut(const Conv &s, const float *tile, int64_t ldt, int64_t q0,
                                int64_t q1, int64_t channels, const View &y, float *out,
                                const Epilogue &e) {
   const View *r = e.residualView;
-  bool direct = y.stride(3) == 1 && (!e.residual || r->stride(3) == 1);
-  // Without dropped columns, rows that follow each other in y (and in the
-  // residual) are one run: a 7x7 layer is not 7 runs of 7.
-  bool merged = direct && s.Wq == s.OW && y.stride(2) == s.OW &&
-                (!e.residual || r->stride(2) == s.OW);
+  bool direct = contiguousRows(y, e), merged = mergedRows(s, y, e);
   float row[256];
   for (int64_t o = 0; o < channels; ++o) {
     float bias = e.bias ? e.bias[o * e.biasStride] : 0.0f;
@@ -222,6 +227,78 @@ void lastTile(int vectors, int64_t kc, const float *a, Rows rows, float *c, int6
   microkernel<kMRc, NV>(kc, a, rows, c, ldc, accumulate);
 }
 
+/// Where the vectors of a tile's columns q = oh * Wq + ow, from `q` on, lie
+/// in y's rows (and the residual's): the lanes with ow < OW and q < q1, one
+/// run in a row and, where the vector reaches past Wq, one in the next (Wq
+/// is at least a vector; merged rows are one run), lane l of a run at `at +
+/// l` from the channel's first.
+struct ColumnRuns {
+  int64_t yAt[kMaxVectors][2], residualAt[kMaxVectors][2];
+  LaneMask lanes[kMaxVectors][2];
+  bool second[kMaxVectors];
+
+  ColumnRuns() = default;
+  ColumnRuns(const Conv &s, const View &y, const Epilogue &e, bool merged, int64_t q, int64_t q1) {
+    int64_t residualRow = e.residual ? e.residualView->stride(2) : 0;
+    for (int v = 0; v < kMaxVectors; ++v, q += kWidth) {
+      if (merged) {
+        yAt[v][0] = residualAt[v][0] = q;
+        lanes[v][0] = lanesWithin(q, q1);
+        yAt[v][1] = residualAt[v][1] = 0;
+        lanes[v][1] = lanesWithin(0, 0);
+        second[v] = false;
+        continue;
+      }
+      int64_t oh = q / s.Wq, ow = q % s.Wq, left = q1 - q;
+      yAt[v][0] = oh * y.stride(2) + ow;
+      residualAt[v][0] = oh * residualRow + ow;
+      lanes[v][0] = lanesWithin(ow, s.OW < ow + left ? s.OW : ow + left);
+      yAt[v][1] = (oh + 1) * y.stride(2) + ow - s.Wq;
+      residualAt[v][1] = (oh + 1) * residualRow + ow - s.Wq;
+      lanes[v][1] = lanesWithin(ow - s.Wq, s.OW < ow - s.Wq + left ? s.OW : ow - s.Wq + left);
+      second[v] = anyLane(lanes[v][1]);
+    }
+  }
+};
+
+/// Stores the microkernel's sums of output channels [o, o + rows) of a
+/// tile, plus those of the earlier tap blocks (`partial`, rows `ldt` apart,
+/// or none), with the epilogue of channel o on (`e`) straight into y where
+/// `runs` say, rather than through a block tile in L2 and copyOut
+/// (SqueezeNet's stem 0.47 -> 0.35 ms alone, the model 0.953 of its time).
+template <Activation A> struct ResultsInPlace {
+  const ColumnRuns *runs;
+  const Epilogue *e;
+  float *y;
+  int64_t channelStride, residualStride;
+  const float *partial;
+  int64_t ldt;
+  int rows;
+  Vec lo = Vec{} + e->lo, hi = Vec{} + e->hi;
+
+  // (Inlined: a call would spill the microkernel's accumulators.)
+  __attribute__((always_inline)) void operator()(int r, int v, Vec sum) const {
+    if (r >= rows)
+      return;
+    const ColumnRuns &c = *runs;
+    if (partial)
+      sum += *reinterpret_cast<const Vec *>(partial + r * ldt + v * kWidth);
+    if (e->bias)
+      sum += e->bias[r * e->biasStride];
+    if (e->residual) {
+      const float *residual = e->residual + r * residualStride;
+      sum += loadLanes(residual + c.residualAt[v][0], c.lanes[v][0]);
+      if (c.second[v])
+        sum += loadLanes(residual + c.residualAt[v][1], c.lanes[v][1]);
+    }
+    Vec value = activateAs<A>(*e, sum, lo, hi);
+    float *out = y + r * channelStride;
+    storeLanes(out + c.yAt[v][0], c.lanes[v][0], value);
+    if (c.second[v])
+      storeLanes(out + c.yAt[v][1], c.lanes[v][1], value);
+  }
+};
+
 /// Columns of the tile computed and copied out at a time: the block stays in
 /// L2 between the two (a whole 16 -> 96 layer of 112x112 would go to
 /// memory and back).
@@ -236,6 +313,9 @@ int64_t blockColumns(const Conv &s) {
 /// layer's result that large stays in L3 at best, and rarely from the run
 /// before (SqueezeNet's 3 MiB stem result). Smaller ones are mostly still
 /// cached, where prefetching them slowed MobileNetV2's 1.8 MiB layers by 8%.
+/// (Only results copied out are prefetched: the stores of ResultsInPlace
+/// overlap the FMAs of the tiles after them, where prefetching made
+/// SqueezeNet's stem 1.11x slower.)
 constexpr int64_t kColdResultBytes = 5 << 19;
 
 /// Prefetches for writing (PREFETCHW: the line comes owned, where a read
@@ -287,9 +367,13 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
   // The last tile's columns past the layer's, zero in a copy: the runs
   // are not read past their end (the image may be read in place).
   alignas(64) float ragged[kKCc * kNRc];
-  bool cold = 4 * s.Og * s.OH * s.OW >= kColdResultBytes;
   // The first tile of rows of A to read a tile of B prefetches the next.
   int64_t ahead = runsOnSeveralThreads() ? kNRc : 0;
+  bool merged = mergedRows(s, y, epilogue);
+  bool resultsInPlace = merged || (contiguousRows(y, epilogue) && s.Wq >= kWidth);
+  bool cold = !resultsInPlace && 4 * s.Og * s.OH * s.OW >= kColdResultBytes;
+  int64_t residualStride = epilogue.residual ? epilogue.residualView->stride(1) : 0;
+  Activation activation = activationOf(epilogue);
   for (int64_t jc = 0; jc < s.columns(); jc += ldt) {
     int64_t valid = s.columns() - jc < ldt ? s.columns() - jc : ldt;
     int64_t nc = roundUp(valid, kNRc), last = nc - kNRc;
@@ -309,20 +393,42 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
         for (int64_t jr = 0; jr < nc; jr += kNRc) {
           TapRows shifted{planes + jc + jr, offsets + pc};
           Panel copied{ragged, kNRc};
+          bool raggedTile = jr == last && valid < nc;
+          bool inPlace = resultsInPlace && pc + kc == K && !raggedTile;
+          ColumnRuns runs =
+              inPlace ? ColumnRuns(s, y, epilogue, merged, jc + jr, jc + valid) : ColumnRuns();
           for (int64_t ir = ic; ir < ic + mc; ir += kMRc) {
             shifted.ahead = ir == ic ? ahead : 0;
             result.step(perCall);
             float *at = tile + ir * ldt + jr;
-            if (jr == last && valid < nc)
+            if (raggedTile) {
               lastTile<kMaxVectors>(int((valid - last + kWidth - 1) / kWidth), kc, blockA + ir * kc,
                                     copied, at, ldt, pc > 0);
-            else
+            } else if (!inPlace) {
               microkernel<kMRc, kMaxVectors>(kc, blockA + ir * kc, shifted, at, ldt, pc > 0);
+            } else {
+              Epilogue ofTile = epilogue.ofChannel(ir);
+              withActivation(activation, [&]<Activation A>() {
+                ResultsInPlace<A> results{&runs,
+                                          &ofTile,
+                                          out + ir * y.stride(1),
+                                          y.stride(1),
+                                          residualStride,
+                                          pc > 0 ? at : nullptr,
+                                          ldt,
+                                          int(s.Og - ir < kMRc ? s.Og - ir : kMRc)};
+                microkernelInto<kMRc, kMaxVectors>(kc, PackedColumns<kMRc>{blockA + ir * kc},
+                                                   shifted, results);
+              });
+            }
           }
         }
       }
     }
-    copyOut(s, tile, ldt, jc, jc + valid, s.Og, y, out, epilogue);
+    if (!resultsInPlace)
+      copyOut(s, tile, ldt, jc, jc + valid, s.Og, y, out, epilogue);
+    else if (valid < nc) // The ragged last tile's results are in the tile.
+      copyOut(s, tile + last, ldt, jc + last, jc + valid, s.Og, y, out, epilogue);
   }
 }
 

@@ -207,6 +207,48 @@ inline Vec activate(const Epilogue &e, Vec v) {
   return clamp(v, Vec{} + e.lo, Vec{} + e.hi);
 }
 
+/// The activations that epilogues specialize on, a vector taking one or two
+/// instructions rather than activate's tests of the epilogue (in
+/// convolveGroup's results stored from registers, those tests took most of
+/// the epilogue's time): none, ReLU, a clamp (ReLU6); kAny is activate.
+enum class Activation { kNone, kRelu, kClamp, kAny };
+
+inline Activation activationOf(const Epilogue &e) {
+  if (e.silu || (e.relu && (e.lo != -__builtin_inff() || e.hi != __builtin_inff())))
+    return Activation::kAny;
+  if (e.relu)
+    return Activation::kRelu;
+  return e.lo == -__builtin_inff() && e.hi == __builtin_inff() ? Activation::kNone
+                                                               : Activation::kClamp;
+}
+
+/// activate(e, v) for an epilogue whose activationOf is A, `lo` and `hi`
+/// being its bounds.
+template <Activation A> inline Vec activateAs(const Epilogue &e, Vec v, Vec lo, Vec hi) {
+  if constexpr (A == Activation::kNone)
+    return v;
+  else if constexpr (A == Activation::kRelu)
+    return v < 0.0f ? 0.0f : v; // NaN kept.
+  else if constexpr (A == Activation::kClamp)
+    return clamp(v, lo, hi);
+  else
+    return activate(e, v);
+}
+
+/// Calls `f.template operator()<A>()` for the activation `a`.
+template <class F> void withActivation(Activation a, F f) {
+  switch (a) {
+  case Activation::kNone:
+    return f.template operator()<Activation::kNone>();
+  case Activation::kRelu:
+    return f.template operator()<Activation::kRelu>();
+  case Activation::kClamp:
+    return f.template operator()<Activation::kClamp>();
+  case Activation::kAny:
+    return f.template operator()<Activation::kAny>();
+  }
+}
+
 /// A depthwise filter's KH x KW taps in (i, j) order. (Nested loops: a
 /// division per tap cost more than a 7x7 channel's convolution.)
 inline void depthwiseTaps(const Conv &s, const View &w, const float *filter, float *taps) {
@@ -220,6 +262,14 @@ void buildPlanes(const Conv &s, const View &x, const float *image, float *planes
 
 /// Where the run of tap k = (c, i, j) starts in the planes.
 void tapOffsets(const Conv &s, int64_t *offsets);
+
+/// Whether y's rows and the residual's are contiguous.
+bool contiguousRows(const View &y, const Epilogue &e);
+
+/// Whether, further, y's rows follow each other and the residual's do, with
+/// no columns dropped (Wq = OW): columns q are one run (a 7x7 layer is not 7
+/// runs of 7).
+bool mergedRows(const Conv &s, const View &y, const Epilogue &e);
 
 /// y[o, oh, ow] = epilogue(tile[o * ldt + q - q0]) for q = oh * Wq + ow in
 /// [q0, q1) (ow < OW), for `channels` channels of y from `out`.

@@ -135,15 +135,27 @@ struct StridedColumns {
   const float *operator()(int64_t k) const { return rows + k; }
 };
 
-/// C[0:MR, 0:NV vectors] (+)= A * B over kc, where `columnOfA(k)` points to
-/// the first of the MR floats of A's column k (one after the other, or
-/// `ld` apart for StridedColumns) and `rowOfB(k)` to B's row k; `ldc` is
-/// C's row stride. GEMM's tile is kMR x kNR. Operands read in place that
-/// have an `ahead` (TapRows) also prefetch that many floats past what each
-/// k reads, when it is not 0: the next tile's.
-template <int MR, int NV, class Columns, class Rows>
-inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, int64_t ldc,
-                        bool accumulate) {
+/// Where the microkernel's sums go by default: C's rows at `c`, `ldc`
+/// floats apart, the sums added to C's values when `accumulate`.
+struct TileOfC {
+  float *c;
+  int64_t ldc;
+  bool accumulate;
+  void operator()(int r, int v, Vec sum) const {
+    Vec *at = reinterpret_cast<Vec *>(c + r * ldc) + v;
+    *at = accumulate ? *at + sum : sum;
+  }
+};
+
+/// results(r, v, sum of A[r, k] * B[k, vector v] over kc) for the MR x NV
+/// vectors of a tile, where `columnOfA(k)` points to the first of the MR
+/// floats of A's column k (one after the other, or `ld` apart for
+/// StridedColumns) and `rowOfB(k)` to B's row k. GEMM's tile is kMR x kNR.
+/// Operands read in place that have an `ahead` (TapRows) also prefetch
+/// that many floats past what each k reads, when it is not 0: the next
+/// tile's.
+template <int MR, int NV, class Columns, class Rows, class Results>
+inline void microkernelInto(int64_t kc, Columns columnOfA, Rows rowOfB, Results results) {
   Vec acc[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
@@ -173,11 +185,21 @@ inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, in
           acc[r][v] += a[r] * bk[v];
       }
   }
-  for (int r = 0; r < MR; ++r) {
-    Vec *row = reinterpret_cast<Vec *>(c + r * ldc);
-    for (int v = 0; v < NV; ++v)
-      row[v] = accumulate ? row[v] + acc[r][v] : acc[r][v];
-  }
+  // A vector of columns at a time: what results keep per vector is loaded
+  // once.
+  // (Unrolled: the accumulators stay in registers.)
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v)
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+      results(r, v, acc[r][v]);
+}
+
+/// C[0:MR, 0:NV vectors] (+)= A * B over kc, `ldc` being C's row stride.
+template <int MR, int NV, class Columns, class Rows>
+inline void microkernel(int64_t kc, Columns columnOfA, Rows rowOfB, float *c, int64_t ldc,
+                        bool accumulate) {
+  microkernelInto<MR, NV>(kc, columnOfA, rowOfB, TileOfC{c, ldc, accumulate});
 }
 
 /// The microkernel on A packed as GEMM packs it (MR-float columns at `a`).

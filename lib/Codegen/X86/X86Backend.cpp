@@ -229,8 +229,10 @@ static LogicalResult linkSharedObject(const std::string &object,
               soPath = (dir + "/kernels.so").str(),
               logPath = (dir + "/ld.log").str();
   std::ofstream(objPath, std::ios::binary) << object;
-  std::vector<llvm::StringRef> args{*ld, "-shared", "--hash-style=gnu",
-                                    "-o", soPath, objPath};
+  // Without the library's debug information: the artifact carries what
+  // runs (SqueezeNet's plan 7.2 -> 5.4 MB).
+  std::vector<llvm::StringRef> args{*ld,    "-shared", "--hash-style=gnu", "--strip-debug", "-o",
+                                    soPath, objPath};
   for (const std::string &lib : libraries)
     args.push_back(lib);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};

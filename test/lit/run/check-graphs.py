@@ -554,13 +554,21 @@ def check_convs(name, cases, tolerance=(1e-4, 1e-4)):
 
 check_convs("conv", CONV_CASES)
 # A residual added to the conv (either operand order) before ReLU, which
-# the library applies as it writes the result, on both threads' channels.
-image, f, fb = rand((2, 16, 10, 10)), rand((24, 16, 3, 3)), rand((24,))
-for i, order in enumerate([["c", "res"], ["res", "c"]]):
-    check(f"conv_residual_relu_{i}", [("img", image), ("res", rand((2, 24, 10, 10)))],
-          [node("c", "conv2d", ["img", "f", "fb"], pads=[1, 1, 1, 1]), node("s", "add", order),
-           node("y", "relu", ["s"])], ["y"], constants=[("f", f), ("fb", fb)],
-          run_args=["--threads", str(i + 1)], tolerance=(1e-4, 1e-4))
+# the library applies as it writes the result, on both threads' channels:
+# rows narrower than a vector (copied out from a tile), rows wider (stored
+# from registers, a vector's columns in one or two rows), a 1x1 window (rows
+# that follow each other: one run); also on the AVX2 build.
+for i, (size, k) in enumerate([(10, 3), (10, 3), (23, 3), (9, 1)]):
+    image, f, fb = rand((2, 16, size, size + 2)), rand((24, 16, k, k)), rand((24,))
+    for suffix, machine_args in [("", None), ("_avx2", ["--machine", avx2])]:
+        if suffix and TARGET != "host":
+            continue
+        check(f"conv_residual_relu_{i}{suffix}",
+              [("img", image), ("res", rand((2, 24, size, size + 2)))],
+              [node("c", "conv2d", ["img", "f", "fb"], pads=[k // 2] * 4),
+               node("s", "add", [["c", "res"], ["res", "c"]][i % 2]), node("y", "relu", ["s"])],
+              ["y"], constants=[("f", f), ("fb", fb)], run_args=["--threads", str(i % 2 + 1)],
+              machine_args=machine_args, tolerance=(1e-4, 1e-4))
 # SiLU (x * sigmoid(x): both readers in one group) after a convolution and
 # a depthwise one, which the library applies as it writes the result; with
 # infinities and NaN among the inputs of the activation, and activations
