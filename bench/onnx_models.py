@@ -49,7 +49,7 @@ from benchlib import Bench, median, ort_latency, timed  # noqa: E402
 
 build, work, ort_dir = sys.argv[1:4]
 quick, shapes = "--quick" in sys.argv, "--shapes" in sys.argv
-ROUNDS, RUNS = (1, 5) if quick else (3, 10 if shapes else 20)
+ROUNDS, RUNS = (1, 5) if quick else (5, 10 if shapes else 20)
 MIN_ROUND_SECONDS = 0.25
 CNNS = ("mobilenet_v2", "efficientnet_b0", "shufflenet_v2_x1_0", "squeezenet1_1", "googlenet")
 
@@ -122,8 +122,11 @@ for name, module, x in models():
             with torch.no_grad():
                 eager.append(timed(lambda: module(x), runs=runs))
         spread = (max(ours) - min(ours)) / median(ours)
+        # Ratios paired within a round, whose engines ran a moment apart:
+        # a round in a slow minute of the VM moves both.
         warm.append((f"{name} {list(x.shape)}", threads, runs, median(ours), median(theirs),
-                     median(eager), spread))
+                     median(eager), median([t / o for t, o in zip(theirs, ours)]),
+                     median([e / o for e, o in zip(eager, ours)]), spread))
         trials = None
         if choosing[0] is not None:
             trial_runs.update(c[0] for c in choosing)
@@ -132,7 +135,8 @@ for name, module, x in models():
                      trials))
 
 print(f"Warm latency: medians of {ROUNDS} rounds; each round runs every engine `runs` times (at least "
-      f"{RUNS}, and at least {MIN_ROUND_SECONDS} s of fuelc's runs); spread = (max - min) / median")
+      f"{RUNS}, and at least {MIN_ROUND_SECONDS} s of fuelc's runs); ratios are medians of the rounds' "
+      "ratios; spread = (max - min) / median")
 print("of fuelc's round medians. With two threads, fuelc's warm runs include a round checking its")
 print("split choice now and then (one run all split, one all whole, one split per kernel; "
       "SplitChoice.h), as a deployed session's runs do.")
@@ -140,11 +144,11 @@ print()
 print("| model (input) | threads | runs | fuelc ms | ONNX Runtime ms | PyTorch eager ms "
       "| ONNX Runtime / fuelc | PyTorch / fuelc | spread |")
 print("|---|---|---|---|---|---|---|---|---|")
-for model, threads, runs, ours, theirs, eager, spread in warm:
+for model, threads, runs, ours, theirs, eager, ort_ratio, eager_ratio, spread in warm:
     print(f"| {model} | {threads} | {runs} | {ours:.3f} | {theirs:.3f} | {eager:.3f} "
-          f"| {theirs / ours:.2f} | {eager / ours:.2f} | {spread:.0%} |")
+          f"| {ort_ratio:.2f} | {eager_ratio:.2f} | {spread:.0%} |")
 for threads in (1, 2):
-    ratios = [theirs / ours for _, t, _, ours, theirs, _, _ in warm if t == threads]
+    ratios = [ratio for _, t, _, _, _, _, ratio, _, _ in warm if t == threads]
     print(f"| geometric mean | {threads} | | | | | "
           f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f} | | |")
 print()
