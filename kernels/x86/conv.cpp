@@ -365,7 +365,10 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
   constexpr int64_t kNRc = kMaxNRc, kKCc = tapsPerBlock(kMaxVectors);
   int64_t K = s.taps(), rows = roundUp(s.Og, kMRc), ldt = blockColumns(s);
   // The last tile's columns past the layer's, zero in a copy: the runs
-  // are not read past their end (the image may be read in place).
+  // are not read past their end (the image may be read in place). Masked
+  // vector loads: copied a float at a time, the copy took a quarter of
+  // SqueezeNet's 13x13 squeeze layers (their kernels 0.72-0.80 of their
+  // time with vectors, the model 0.97).
   alignas(64) float ragged[kKCc * kNRc];
   // The first tile of rows of A to read a tile of B prefetches the next.
   int64_t ahead = runsOnSeveralThreads() ? kNRc : 0;
@@ -384,10 +387,12 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
     for (int64_t pc = 0; pc < K; pc += kKCc) {
       int64_t kc = K - pc < kKCc ? K - pc : kKCc;
       const float *blockA = panels + pc * rows;
-      for (int64_t k = 0; valid < nc && k < kc; ++k)
-        for (int64_t j = 0; j < kNRc; ++j)
-          ragged[k * kNRc + j] =
-              last + j < valid ? planes[offsets[pc + k] + jc + last + j] : 0.0f;
+      for (int64_t k = 0; valid < nc && k < kc; ++k) {
+        const float *run = planes + offsets[pc + k] + jc + last;
+        for (int v = 0; v < kMaxVectors; ++v)
+          *reinterpret_cast<Vec *>(ragged + k * kNRc + v * kWidth) =
+              loadLanes(run + v * kWidth, lanesWithin(v * kWidth, valid - last));
+      }
       for (int64_t ic = 0; ic < rows; ic += kMC) {
         int64_t mc = rows - ic < kMC ? rows - ic : kMC;
         for (int64_t jr = 0; jr < nc; jr += kNRc) {
