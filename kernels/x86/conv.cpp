@@ -91,14 +91,21 @@ void KERNEL_NAMESPACE::buildPlanes(const Conv &s, const View &x, const float *im
     planes[p] = 0.0f;
 }
 
+// The window's offsets in the first channel's planes, then those of each
+// channel one channel's planes on: four divisions a tap (all Cg x KH x KW
+// of them) took 3 us of a 16 -> 16 3x3 layer of 2x2 images, 1-2% of
+// ResNet-18's stride-2 3x3 layers.
 void KERNEL_NAMESPACE::tapOffsets(const Conv &s, int64_t *offsets) {
-  for (int64_t c = 0; c < s.Cg; ++c)
-    for (int64_t i = 0; i < s.KH; ++i)
-      for (int64_t j = 0; j < s.KW; ++j) {
-        int64_t row = i * s.dh, col = j * s.dw;
-        int64_t plane = (c * s.sh + row % s.sh) * s.sw + col % s.sw;
-        *offsets++ = plane * s.planeFloats() + row / s.sh * s.Wq + col / s.sw;
-      }
+  int64_t window = s.KH * s.KW;
+  for (int64_t i = 0; i < s.KH; ++i)
+    for (int64_t j = 0; j < s.KW; ++j) {
+      int64_t row = i * s.dh, col = j * s.dw;
+      int64_t plane = row % s.sh * s.sw + col % s.sw;
+      offsets[i * s.KW + j] = plane * s.planeFloats() + row / s.sh * s.Wq + col / s.sw;
+    }
+  int64_t channelFloats = s.sh * s.sw * s.planeFloats();
+  for (int64_t t = window; t < s.taps(); ++t)
+    offsets[t] = offsets[t - window] + channelFloats;
 }
 
 namespace {
