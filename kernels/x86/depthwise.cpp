@@ -212,8 +212,20 @@ bool depthwiseBlocked(const Conv &s, const View &x) {
   // the row-by-row path): EfficientNet-B0's 5x5 layers of 7x7 outputs 1.6x
   // faster (1152 channels 0.125 -> 0.077 ms), MobileNetV2's 3x3 ones 1.2x
   // (960 channels 0.050 -> 0.041 ms). Layers of 14x14 outputs ran up to 1.7x
-  // slower so (576 channels 0.08 -> 0.13 ms).
-  return 2 * s.OW <= kWidth && x.size(1) >= kWidth && x.stride(3) == 1 && x.stride(2) == s.W;
+  // slower so (576 channels 0.08 -> 0.13 ms). Per block of kWidth
+  // channels, the blocked path costs about four operations per pixel
+  // transposed, in and out, and an FMA per tap and output; rows, an FMA per
+  // tap and vector of each channel's output row. That keeps stride-2 layers
+  // of few taps row by row, whose input has four times their outputs'
+  // pixels: MobileNetV2's 3x3 of 576 channels from 14x14 took 0.051-0.056
+  // ms blocked, 0.041-0.043 row by row, while EfficientNet-B0's 5x5 of 672
+  // channels took 1.33x as long row by row (Intel Xeon, AVX-512,
+  // 2026-12-06).
+  int64_t outputs = s.OH * s.OW;
+  int64_t blocked = 4 * (s.H * s.W + outputs) + s.taps() * outputs,
+          rows = kWidth * s.taps() * s.OH * ((s.OW + kWidth - 1) / kWidth);
+  return 2 * s.OW <= kWidth && blocked < rows && x.size(1) >= kWidth && x.stride(3) == 1 &&
+         x.stride(2) == s.W;
 }
 
 void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, bool constant,

@@ -519,9 +519,10 @@ CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 18, 20, 37, 18, 3, 3, [3, 3], [1, 1, 1, 1], [1, 1], 18),
     # Depthwise layers of narrow outputs, by blocks of channels with their
     # pixels transposed: 40 channels (the last block overlapping the one
-    # before), a batch; 2x3 outputs (AVX2's blocks too), dilation, stride 2
-    # and asymmetric pads.
+    # before), a batch; 6x6 outputs (AVX2's blocks too), dilation and
+    # asymmetric pads, also of stride 2 (3x3 outputs).
     (2, 40, 7, 7, 40, 5, 5, [1, 1], [2, 2, 2, 2], [1, 1], 40),
+    (1, 24, 8, 8, 24, 3, 3, [1, 1], [1, 0, 1, 0], [2, 2], 24),
     (1, 24, 8, 8, 24, 3, 3, [2, 2], [1, 0, 1, 0], [2, 2], 24),
 ]
 # The AVX2 build of the library too, planned for an x86-64-v3 CPU (this one
