@@ -185,9 +185,8 @@ inline void microkernelInto(int64_t kc, Columns columnOfA, Rows rowOfB, Results 
           acc[r][v] += a[r] * bk[v];
       }
   }
-  // A vector of columns at a time: what results keep per vector is loaded
-  // once.
-  // (Unrolled: the accumulators stay in registers.)
+  // A vector of columns at a time, so that what `results` keeps per vector
+  // is loaded once; unrolled, so that the accumulators stay in registers.
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v)
 #pragma GCC unroll 16
