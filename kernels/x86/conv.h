@@ -3,8 +3,8 @@
 // The layer shape, the epilogue and the entry points of conv2d's algorithms
 // (conv.cpp: phase planes and a register-tiled GEMM, columns in vectors;
 // channels.cpp: the same GEMM, output channels in vectors; winograd.cpp:
-// 3x3 windows by Winograd's F(2x2, 3x3); depthwise.cpp: image rows read in
-// place, or phase planes).
+// 3x3 windows by Winograd's F(2x2, 3x3) or F(4x4, 3x3); depthwise.cpp:
+// image rows read in place, or phase planes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -365,7 +365,7 @@ void convolveByChannels(const Conv &s, const View &w, const float *filters, bool
 /// tilings: a 3x3 window, unit strides and dilations, enough channels.
 bool winogradPays(const Conv &s);
 
-/// y = epilogue(the convolution of one group) by Winograd's F(2x2, 3x3)
+/// y = epilogue(the convolution of one group) by Winograd's F(m x m, 3x3)
 /// (winograd.cpp) from the group's phase planes.
 void convolveWinograd(const Conv &s, const View &w, const float *filters, bool constant,
                       const float *planes, const View &y, float *out, const Epilogue &e);
