@@ -170,23 +170,27 @@ private:
     // Each slice writes only its own entry.
     if (tracingSlices)
       sliceSpans.assign(chunks, {});
+    if (sliceArgs.size() < static_cast<size_t>(chunks))
+      sliceArgs.resize(chunks);
     pool->parallelFor(chunks, [&](int64_t c) {
       double start = tracingSlices ? hostSeconds() : 0;
       int64_t lo = extent * c / chunks, hi = extent * (c + 1) / chunks;
-      std::vector<std::vector<int64_t>> slices = call.descriptors;
-      if (call.originArg >= 0)
-        slices[call.originArg][0] = slices[call.originArg][1] = reinterpret_cast<int64_t>(&lo);
-      std::vector<void *> argv(slices.size());
-      for (size_t i = 0; i < slices.size(); ++i) {
-        std::vector<int64_t> &d = slices[i];
+      SliceArgs &slice = sliceArgs[c];
+      slice.descriptors.resize(call.descriptors.size());
+      slice.argv.resize(call.descriptors.size());
+      for (size_t i = 0; i < call.descriptors.size(); ++i) {
+        std::vector<int64_t> &d = slice.descriptors[i];
+        d.assign(call.descriptors[i].begin(), call.descriptors[i].end());
+        if (static_cast<int>(i) == call.originArg)
+          d[0] = d[1] = reinterpret_cast<int64_t>(&lo);
         if (int axis = call.splitAxes[i]; axis >= 0) {
           size_t rank = (d.size() - 3) / 2;
           d[1] += lo * d[3 + rank + axis] * call.elementBytes[i];
           d[3 + axis] = hi - lo;
         }
-        argv[i] = d.data();
+        slice.argv[i] = d.data();
       }
-      entry(argv.data());
+      entry(slice.argv.data());
       if (tracingSlices)
         sliceSpans[c] = {ThreadPool::currentThread(), start, hostSeconds()};
     });
@@ -213,7 +217,15 @@ private:
     }
   }
 
+  /// Each slice's arguments, kept from launch to launch: copied into
+  /// storage already allocated, a launch allocates nothing.
+  struct SliceArgs {
+    std::vector<std::vector<int64_t>> descriptors;
+    std::vector<void *> argv;
+  };
+
   std::unique_ptr<ThreadPool> pool;
+  std::vector<SliceArgs> sliceArgs; // One per chunk of the current launch.
   SplitChoice choice;
   bool splits = false; // Whether a launch so far was large enough to split.
   bool tracingSlices = false;
