@@ -309,13 +309,15 @@ bool KERNEL_NAMESPACE::winogradPays(const Conv &s) {
   // a model: ResNet-18's 512-channel 7x7 layers ran as fast either way
   // with one thread and slower by Winograd with two. (Measured on the
   // layers of ResNet-18, GoogLeNet and SqueezeNet, Zen 5.) With 16 to 31
-  // channels in, only on images up to 32x32: each tile's 16 points then
-  // carry a GEMM of few terms against transforms of a whole image, which
-  // on SqueezeNet's 16 -> 64 layers of 55x55 stream through L3 (0.35 ->
-  // 0.32 ms direct in the model, 2026-12-04), where GoogLeNet's 16 -> 32
-  // layer of 28x28 and 24 -> 64 layers of 14x14 still gain 6-12%.
+  // channels in, F(2x2)'s 16 points per tile carry a GEMM of few terms
+  // against transforms of a whole image, which on SqueezeNet's 16 -> 64
+  // layers of 55x55 stream through L3 (0.35 -> 0.32 ms direct in the model,
+  // 2026-12-04), where GoogLeNet's 16 -> 32 layer of 28x28 and 24 -> 64
+  // layers of 14x14 still gain 6-12%; F(4x4), of 2.25 transformed floats
+  // per result against 4, ran SqueezeNet 0.969-0.976 of its time at two
+  // threads and 0.985 at one (paired, Intel Xeon, 2026-12-06).
   bool window = s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
-  bool enoughChannels = s.Cg >= 32 || (s.Cg >= 16 && s.OH * s.OW <= 32 * 32);
+  bool enoughChannels = s.Cg >= 32 || (s.Cg >= 16 && (s.OH * s.OW <= 32 * 32 || largeTilesPay(s)));
   return window && enoughChannels && s.Og >= 32 && s.OH * s.OW >= 100;
 }
 

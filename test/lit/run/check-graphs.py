@@ -743,8 +743,9 @@ check_residual_relu("channel_tiles_residual_relu", 2, 64, 7, 96)
 # reach the results whose windows hold them and no others. Images of
 # enough 4x4 tiles run by F(4x4, 3x3) instead (39x41 and the cases after
 # it): heights and widths of each remainder by 4 (tiles past the image),
-# 16 channels in, channels off the vector width, asymmetric pads, a batch,
-# groups, and slices of rows on two threads.
+# 16 channels in (on an image larger than 32x32 too), channels off the
+# vector width, asymmetric pads, a batch, groups, and slices of rows on
+# two threads.
 WINOGRAD_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (1, 16, 11, 13, 40, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
     (2, 48, 12, 10, 64, 3, 3, [1, 1], [0, 1, 2, 1], [1, 1], 1),
@@ -756,6 +757,7 @@ WINOGRAD_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     (2, 48, 27, 27, 64, 3, 3, [1, 1], [0, 1, 2, 1], [1, 1], 1),
     (1, 64, 31, 26, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 2),
     (1, 40, 24, 28, 36, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    (1, 16, 45, 43, 32, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1),
 ]
 check_convs("winograd", WINOGRAD_CASES, tolerance=(2e-4, 2e-4))
 f, fb = check_residual_relu("winograd_residual_relu", 2, 32, 10, 32)
