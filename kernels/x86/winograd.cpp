@@ -172,17 +172,18 @@ void transformInputs(const Conv &s, const float *planes, int64_t tilesWide, int6
       const float *row = planes + c * s.planeFloats() + M * ty * s.Wq;
       int64_t inside = s.Hq - M * ty;
       for (int64_t tx0 = 0; tx0 < tilesWide; tx0 += kWidth) {
-        Vec columns[kSide][kSide]; // [j][r]: element (r, j) of the patches of kWidth tiles.
+        // Passed by reference: clang assumes vector alignment.
+        alignas(64) Vec columns[kSide][kSide]; // [j][r]: element (r, j) of kWidth tiles' patches.
         for (int r = 0; r < kSide; ++r)
           for (int j = 0; j < kSide; ++j)
             columns[j][r] = r < inside ? patchColumn<M>(row + r * s.Wq, M * tx0 + j, s.Wq) : Vec{};
-        Vec t[kSide][kSide]; // B^T d, t[j][i]
+        alignas(64) Vec t[kSide][kSide]; // B^T d, t[j][i]
         for (int j = 0; j < kSide; ++j)
           transformPatch(columns[j], t[j]);
         LaneMask tiles = lanesWithin(tx0, tilesWide);
         float *to = v + c * stride + (ty - ty0) * tilesWide + tx0;
         for (int i = 0; i < kSide; ++i) { // (B^T d) B
-          Vec row[kSide], transformed[kSide];
+          alignas(64) Vec row[kSide], transformed[kSide];
           for (int j = 0; j < kSide; ++j)
             row[j] = t[j][i];
           transformPatch(row, transformed);
@@ -204,9 +205,10 @@ void transformOutputs(const float *m, int64_t tiles, int64_t tilesWide, int64_t 
     int64_t ty = tile / tilesWide, tx = tile % tilesWide;
     float *to = pixels + (M * ty * M * tilesWide + M * tx) * channels;
     for (int64_t o = 0; o < used; o += kWidth) {
-      Vec t[M][kSide]; // A^T M, a column at a time
+      // Passed by reference: clang assumes vector alignment.
+      alignas(64) Vec t[M][kSide]; // A^T M, a column at a time
       for (int j = 0; j < kSide; ++j) {
-        Vec column[kSide], transformed[M];
+        alignas(64) Vec column[kSide], transformed[M];
         for (int i = 0; i < kSide; ++i)
           column[i] =
               *reinterpret_cast<const Vec *>(m + ((i * kSide + j) * stride + tile) * channels + o);
@@ -215,7 +217,7 @@ void transformOutputs(const float *m, int64_t tiles, int64_t tilesWide, int64_t 
           t[i][j] = transformed[i];
       }
       for (int i = 0; i < M; ++i) { // (A^T M) A
-        Vec results[M];
+        alignas(64) Vec results[M];
         transformProducts(t[i], results);
         for (int j = 0; j < M; ++j)
           *reinterpret_cast<Vec *>(to + (i * M * tilesWide + j) * channels + o) = results[j];
