@@ -11,6 +11,7 @@
 #ifndef FUEL_KERNELS_X86_CONV_H
 #define FUEL_KERNELS_X86_CONV_H
 
+#include "exp.h"
 #include "gemm.h"
 #include "lanes.h"
 
@@ -148,49 +149,12 @@ private:
   int64_t c, i, j;
 };
 
-typedef int32_t VecInt __attribute__((vector_size(kWidth * 4)));
-
 /// v * sigmoid(v) as v / (1 + exp(-v)), within 4 ulp. (With sigmoid's
 /// reciprocal and a product it took 1.5x as long: an epilogue's SiLU is
 /// most of a wide pointwise layer's time, EfficientNet-B0's 16 -> 96 of
-/// 112x112.) v is clamped to [-104, 104] for the exponential only: past
-/// the bounds exp(-v) is 0 or overflows to inf, and v / inf is -0 as v *
-/// sigmoid(v) is; a NaN v gives NaN by the division.
-inline Vec silu(Vec v) {
-#if VECTOR_FLOATS == 16
-  // (The maskz forms: GCC 12 warns about the others' undefined source.)
-  Vec z = (Vec)_mm512_maskz_max_ps(
-      0xffff, _mm512_maskz_min_ps(0xffff, (__m512)v, _mm512_set1_ps(104.0f)),
-      _mm512_set1_ps(-104.0f));
-  Vec n = (Vec)_mm512_maskz_roundscale_ps(0xffff, (__m512)(z * -1.44269504f),
-                                          _MM_FROUND_TO_NEAREST_INT);
-#else
-  Vec z = (Vec)_mm256_max_ps(_mm256_min_ps((__m256)v, _mm256_set1_ps(104.0f)),
-                             _mm256_set1_ps(-104.0f));
-  Vec n = (Vec)_mm256_round_ps((__m256)(z * -1.44269504f), _MM_FROUND_TO_NEAREST_INT);
-#endif
-  // exp(-z) = 2^n exp(r), r = -z - n ln 2 in [-ln 2 / 2, ln 2 / 2] (ln 2 in
-  // two parts), exp(r) by a degree-5 polynomial fitted for least maximum
-  // relative error (1.7e-7 in float arithmetic), by Horner's scheme: the
-  // vectors of an epilogue are independent, so its throughput counts, not
-  // the chain's length.
-  Vec r = -z - n * 0.693359375f + n * 2.12194440e-4f;
-  Vec p = 8.290315047e-3f * r + 4.189793020e-2f;
-  p = p * r + 1.666763574e-1f;
-  p = p * r + 4.999915063e-1f;
-  p = p * r + 9.999997020e-1f;
-  p = p * r + 1.0f;
-#if VECTOR_FLOATS == 16
-  Vec e = (Vec)_mm512_maskz_scalef_ps(0xffff, (__m512)p, (__m512)n);
-#else
-  // 2^n as two factors, each a normal float for n in [-150, 150].
-  VecInt half = __builtin_convertvector(n, VecInt) >> 1;
-  Vec first = (Vec)((half + 127) << 23),
-      second = (Vec)((__builtin_convertvector(n, VecInt) - half + 127) << 23);
-  Vec e = p * first * second;
-#endif
-  return v / (1.0f + e);
-}
+/// 112x112.) Past expOf's bounds exp(-v) is 0 or inf, and v / inf is -0 as
+/// v * sigmoid(v) is; a NaN v gives NaN by the division.
+inline Vec silu(Vec v) { return v / (1.0f + expOf(-v)); }
 
 /// v clamped to [lo, hi], NaN kept.
 inline Vec clamp(Vec v, Vec lo, Vec hi) {

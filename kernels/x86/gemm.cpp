@@ -138,11 +138,29 @@ void packB(const Matrix &b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
   }
 }
 
-/// B packed once for every (jc, pc) block, in gemm's loop order: a weight
-/// read by many calls with few rows of A would otherwise be repacked (its
-/// whole K x N) on each.
-void packAllOfB(const void *context, float *out) {
-  const Matrix &b = *static_cast<const Matrix *>(context);
+/// packAllOfB as cachedPanels calls it.
+void packWhole(const void *context, float *out) {
+  packAllOfB(*static_cast<const Matrix *>(context), out);
+}
+
+/// A weight's panels, packed on its first call: read by many calls with few
+/// rows of A, it would otherwise be repacked (its whole K x N) on each.
+const float *packedWeights(const Matrix &b) {
+  const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(&packWhole),
+                                  reinterpret_cast<int64_t>(b.data),
+                                  b.rows, b.cols, b.rowStride, b.colStride};
+  return cachedPanels(key, packedFloats(b), packWhole, &b);
+}
+} // namespace
+
+int64_t packedFloats(const Matrix &b) {
+  int64_t floats = 0;
+  for (int64_t jc = 0; jc < b.cols; jc += kNC)
+    floats += roundUp(b.cols - jc < kNC ? b.cols - jc : kNC, kNR) * b.rows;
+  return floats;
+}
+
+void packAllOfB(const Matrix &b, float *out) {
   for (int64_t jc = 0; jc < b.cols; jc += kNC) {
     int64_t nc = b.cols - jc < kNC ? b.cols - jc : kNC;
     for (int64_t pc = 0; pc < b.rows; pc += kKC) {
@@ -152,17 +170,6 @@ void packAllOfB(const void *context, float *out) {
     }
   }
 }
-
-const float *packedWeights(const Matrix &b) {
-  int64_t floats = 0;
-  for (int64_t jc = 0; jc < b.cols; jc += kNC)
-    floats += roundUp(b.cols - jc < kNC ? b.cols - jc : kNC, kNR) * b.rows;
-  const int64_t key[kKeyWords] = {reinterpret_cast<int64_t>(&packAllOfB),
-                                  reinterpret_cast<int64_t>(b.data),
-                                  b.rows, b.cols, b.rowStride, b.colStride};
-  return cachedPanels(key, floats, packAllOfB, &b);
-}
-} // namespace
 
 float *scratch(ScratchSlot slot, int64_t floats) {
   pthread_once(&scratchKeyOnce, createScratchKey);

@@ -73,6 +73,9 @@ enum ScratchSlot {
   kConvResults,
   kConvPixels,
   kGatheredRows,
+  kAttentionKeys,
+  kAttentionValues,
+  kAttentionScores,
   kScratchSlots
 };
 float *scratch(ScratchSlot slot, int64_t floats);
@@ -109,6 +112,11 @@ struct GemmEpilogue {
   const float *bias = nullptr;
   bool relu = false;
 };
+
+/// The floats of B packed for every (jc, pc) block, in gemm's loop order
+/// (packAllOfB): what `prepacked` holds.
+int64_t packedFloats(const Matrix &b);
+void packAllOfB(const Matrix &b, float *out);
 
 /// C = epilogue(A * B (+ C)), C's rows contiguous with stride `ldc`.
 /// `prepacked`: B's panels from packedWeights, or null to pack them here.

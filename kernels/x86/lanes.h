@@ -58,6 +58,15 @@ inline Vec loadLanesOr(const float *x, LaneMask lanes, Vec fill) {
 #endif
 }
 
+/// v[l] in the lanes of `lanes`, other[l] in the others.
+inline Vec selectLanes(LaneMask lanes, Vec v, Vec other) {
+#if VECTOR_FLOATS == 16
+  return (Vec)_mm512_mask_blend_ps(lanes, (__m512)other, (__m512)v);
+#else
+  return (Vec)_mm256_blendv_ps((__m256)other, (__m256)v, _mm256_castsi256_ps(lanes));
+#endif
+}
+
 /// y[l] = v[l] for the lanes of `lanes`.
 inline void storeLanes(float *y, LaneMask lanes, Vec v) {
 #if VECTOR_FLOATS == 16

@@ -12,6 +12,8 @@
 
 #include "Accumulator.h"
 
+#include "fuel/Transforms/Attention.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -161,7 +163,7 @@ static LogicalResult emitLibraryCall(KernelEmitter &e, NodeId node, GemmEpilogue
     // Without a bias the result is passed, never read.
     args.push_back(epilogue.bias ? unranked(e, *epilogue.bias) : args[2]);
   }
-  callLibrary(e, node, args, i64Constants(e, {flags}));
+  callLibrary(e, args, i64Constants(e, {flags}));
   return success();
 }
 
@@ -209,6 +211,28 @@ bool codegen::emitMatMulWithEpilogue(KernelEmitter &e) {
     return false;
   e.alias({head, 0}, {e.spec.nodes.back(), 0});
   return succeeded(emitLibraryCall(e, head, *epilogue));
+}
+
+LogicalResult codegen::emitAttention(KernelEmitter &e) {
+  const Graph &graph = e.graph;
+  AttentionChain chain = *attentionOfKernel(graph, e.spec.nodes);
+  auto transposed = [&](NodeId product, AttrName attr) {
+    return graph.getBool(product, attr, false);
+  };
+  // Flags (kernels/x86/attention.cpp): Q, K, V transposed; the scale
+  // divides or multiplies; a mask is added.
+  int64_t flags = (transposed(chain.scores, AttrName::TransposeA) ? 1 : 0) |
+                  (transposed(chain.scores, AttrName::TransposeB) ? 2 : 0) |
+                  (transposed(chain.weighted, AttrName::TransposeB) ? 4 : 0) |
+                  (chain.scale ? (chain.scaleDivides ? 8 : 16) : 0) | (chain.mask ? 32 : 0);
+  std::string q = unranked(e, chain.q);
+  // Absent operands are passed as Q, never read.
+  callLibrary(e,
+              {q, unranked(e, chain.k), unranked(e, chain.v),
+               chain.scale ? unranked(e, chain.scaleValue) : q,
+               chain.mask ? unranked(e, chain.maskValue) : q, unranked(e, {chain.weighted, 0})},
+              i64Constants(e, {flags}));
+  return success();
 }
 
 LogicalResult codegen::emitContraction(KernelEmitter &e, NodeId node, DiagnosticEngine &) {

@@ -381,8 +381,8 @@ static LogicalResult emitSoftmax(KernelEmitter &e, NodeId node) {
   DType dt = graph.dtype(x);
   std::string t = computeType(dt), elem = storageType(dt);
   std::vector<Extent> shape = e.extents(x);
-  if (rank < 2 || axis + 1 != rank || !e.hasArg(x) || !e.isContiguousArg(x) || !e.hasArg(y) ||
-      !e.isContiguousArg(y)) {
+  if (rank < 2 || axis + 1 != rank || !e.hasArg(x) || !e.mergesLeadingAxes(x, rank - 1) ||
+      !e.hasArg(y) || !e.mergesLeadingAxes(y, rank - 1)) {
     std::vector<bool> keep(rank, true), reduced(rank, false);
     keep[axis] = false, reduced[axis] = true;
     SoftmaxOperands o{rank, reduced, e.operand(x, identityMap(rank)),

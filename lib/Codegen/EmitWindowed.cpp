@@ -390,7 +390,7 @@ static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
   args.push_back(operands.size() == 3 ? unranked(e, operands[2]) : args[2]);
   args.push_back(epilogue.residual ? unranked(e, *epilogue.residual) : args[2]);
   Window win = windowOf(graph, node);
-  callLibrary(e, node, args, windowScalars(e, win, {flags, win.strides[0], win.strides[1]}),
+  callLibrary(e, args, windowScalars(e, win, {flags, win.strides[0], win.strides[1]}),
               {epilogue.lo, epilogue.hi});
   return success();
 }
@@ -405,7 +405,7 @@ static LogicalResult emitLibraryIntegerConv(KernelEmitter &e, NodeId node) {
   flags |= graph.dtype(operands[0]) == DType::U8 ? 16 : 0;
   flags |= graph.dtype(operands[1]) == DType::U8 ? 32 : 0;
   Window win = windowOf(graph, node);
-  callLibrary(e, node, {unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, {node, 0})},
+  callLibrary(e, {unranked(e, operands[0]), unranked(e, operands[1]), unranked(e, {node, 0})},
               windowScalars(e, win, {flags, win.strides[0], win.strides[1]}));
   return success();
 }
@@ -414,7 +414,7 @@ static LogicalResult emitLibraryIntegerConv(KernelEmitter &e, NodeId node) {
 static LogicalResult emitLibraryMaxPool(KernelEmitter &e, NodeId node) {
   Window win = windowOf(e.graph, node);
   callLibrary(
-      e, node, {unranked(e, e.graph.operands(node)[0]), unranked(e, {node, 0})},
+      e, {unranked(e, e.graph.operands(node)[0]), unranked(e, {node, 0})},
       windowScalars(e, win, {win.kernel[0], win.kernel[1], win.strides[0], win.strides[1]}));
   return success();
 }

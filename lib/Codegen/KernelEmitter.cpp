@@ -4,6 +4,7 @@
 
 #include "fuel/IR/OpKind.h"
 #include "fuel/Support/Float16.h"
+#include "fuel/Transforms/Attention.h"
 
 #include <algorithm>
 #include <bit>
@@ -75,8 +76,12 @@ bool codegen::isConstant(const Graph &graph, ValueRef value) {
   return graph.kind(value.node) == OpKind::Constant;
 }
 
-std::string codegen::librarySignature(const Graph &graph, NodeId head) {
+std::string codegen::librarySignature(const Graph &graph, const KernelSpec &spec) {
+  NodeId head = spec.nodes.front();
   OpKind kind = graph.kind(head);
+  if (attentionOfKernel(graph, spec.nodes)) // q, k, v, scale, mask, o, flags.
+    return "(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, "
+           "memref<*xf32>, i64) -> ()";
   // f32 matmul and linear: a, b, c, bias, flags.
   std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
   if (kind == OpKind::MatMul && graph.dtype({head, 0}) == DType::I32) // 8-bit operands.
@@ -99,7 +104,7 @@ std::string codegen::unranked(KernelEmitter &e, ValueRef value) {
               "");
 }
 
-void codegen::callLibrary(KernelEmitter &e, NodeId head, const std::vector<std::string> &operands,
+void codegen::callLibrary(KernelEmitter &e, const std::vector<std::string> &operands,
                           const std::vector<std::string> &scalars,
                           std::initializer_list<double> floats) {
   std::vector<std::string> args = operands;
@@ -109,7 +114,7 @@ void codegen::callLibrary(KernelEmitter &e, NodeId head, const std::vector<std::
   e.body() << "    func.call @" << e.spec.librarySymbol << "(";
   for (size_t i = 0; i < args.size(); ++i)
     e.body() << (i ? ", " : "") << args[i];
-  e.body() << ") : " << librarySignature(e.graph, head) << "\n";
+  e.body() << ") : " << librarySignature(e.graph, e.spec) << "\n";
 }
 
 std::vector<std::string> codegen::i64Constants(KernelEmitter &e,
@@ -298,6 +303,17 @@ void KernelEmitter::fill(const std::string &buffer, const std::string &type,
 
 bool KernelEmitter::isContiguousArg(ValueRef value) const {
   return spec.args[argIndex.at(value)].contiguous;
+}
+
+bool KernelEmitter::mergesLeadingAxes(ValueRef value, unsigned to) const {
+  const KernelArg &arg = spec.args[argIndex.at(value)];
+  if (!arg.contiguous)
+    return false;
+  ShapeRef shape = graph.shape(value);
+  int split = arg.splitAxis;
+  return split <= 0 || split >= static_cast<int>(to) ||
+         std::all_of(shape.begin(), shape.begin() + split,
+                     [](Dim d) { return d == Dim::fixed(1); });
 }
 
 std::pair<std::string, std::string> KernelEmitter::collapseArg(ValueRef value, unsigned from,
@@ -515,8 +531,9 @@ LogicalResult KernelEmitter::emit(std::string &out, DiagnosticEngine &diag) {
     argTypes.push_back(memrefType(graph, arg));
   }
   NodeId root = spec.nodes.back();
-  LogicalResult result = isElementwiseOp(graph.kind(root)) ? emitElementwiseGroup(*this, diag)
-                                                           : emitNode(*this, root, diag);
+  LogicalResult result = attentionOfKernel(graph, spec.nodes) ? emitAttention(*this)
+                         : isElementwiseOp(graph.kind(root))  ? emitElementwiseGroup(*this, diag)
+                                                              : emitNode(*this, root, diag);
   if (failed(result))
     return failure();
   out += "  func.func @" + spec.symbol + "_memref(";

@@ -111,6 +111,11 @@ public:
                const std::vector<GenericOperand> &outs, const BodyFn &bodyFn);
   /// Whether argument `value` is contiguous (not a strided view).
   bool isContiguousArg(ValueRef value) const;
+  /// Whether contiguous argument `value`'s axes [0, to) index like one axis
+  /// in every slice of a split launch: the runtime narrows the split axis
+  /// and keeps the whole tensor's strides, so axes before it (unless all of
+  /// extent 1) do not merge with it.
+  bool mergesLeadingAxes(ValueRef value, unsigned to) const;
   /// Contiguous argument `value`'s memref with its axes [from, to)
   /// collapsed into one (memref.collapse_shape; `to` 0: the rank), and that
   /// memref's type.
@@ -149,17 +154,18 @@ private:
 };
 
 /// The MLIR function type of the library kernel (kernels/x86/gemm.cpp,
-/// igemm.cpp, conv.cpp, pool.cpp) implementing node `head` (matmul and
-/// linear share one; a matmul of 8-bit operands has its own).
-std::string librarySignature(const Graph &graph, NodeId head);
+/// igemm.cpp, conv.cpp, pool.cpp, attention.cpp) that kernel `spec` calls:
+/// its head's (matmul and linear share one; a matmul of 8-bit operands has
+/// its own), or the attention kernel's.
+std::string librarySignature(const Graph &graph, const KernelSpec &spec);
 
 /// `value`'s memref cast to an unranked one, as library kernels take them.
 std::string unranked(KernelEmitter &e, ValueRef value);
 
-/// A call of the kernel's library symbol with the signature of `kind`.
+/// A call of the kernel's library symbol (librarySignature).
 /// `scalars` (values) are passed after `operands`, then `floats` as f32
 /// constants.
-void callLibrary(KernelEmitter &e, NodeId head, const std::vector<std::string> &operands,
+void callLibrary(KernelEmitter &e, const std::vector<std::string> &operands,
                  const std::vector<std::string> &scalars,
                  std::initializer_list<double> floats = {});
 /// `ints` as i64 constants.
@@ -193,6 +199,9 @@ bool emitConvWithEpilogue(KernelEmitter &e);
 /// The same for a library f32 matmul or linear whose tail is a bias over
 /// the result's last axis, then at most a ReLU (kernels/x86/gemm.cpp).
 bool emitMatMulWithEpilogue(KernelEmitter &e);
+/// Emits an attention kernel (Attention.h) as one call of the library's
+/// attention entry.
+LogicalResult emitAttention(KernelEmitter &e);
 LogicalResult emitMovement(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
 
 /// The identity a reduce_* of `kind` over `t` starts from, and one step of

@@ -150,6 +150,8 @@ bool ManifestParser::parseCapsule() {
       });
     } else if (member == "symbol") {
       alive = readText(c.symbol, valid);
+    } else if (member == "attention_symbol") {
+      alive = readText(c.attentionSymbol, valid);
     } else if (member == "cpu_features") {
       alive = forEachElement([&] {
         bool isString = true;

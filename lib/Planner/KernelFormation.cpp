@@ -15,6 +15,7 @@
 
 #include "fuel/IR/ValueLayout.h"
 #include "fuel/Support/Buckets.h"
+#include "fuel/Transforms/Attention.h"
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
@@ -309,6 +310,39 @@ int splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
   }
 }
 
+/// An attention kernel's split: its result's first batch axis wider than 1
+/// (an attention's heads), every operand with that axis along it; else its
+/// query rows, Q's and the mask's with them (K and V read whole).
+void splitAttention(const Graph &graph, const AttentionChain &chain, KernelSpec &spec) {
+  ShapeRef out = graph.shape({chain.weighted, 0});
+  size_t rank = out.size();
+  int axis = rank > 2 ? wideAxis(out, rank - 2, rank - 2) : 0;
+  bool rows = rank == 2 || out[axis] == Dim::fixed(1);
+  if (rows) {
+    axis = static_cast<int>(rank) - 2;
+    if (chain.q == chain.k || chain.q == chain.v || chain.q == chain.maskValue)
+      return; // Its rows would be split for Q and read whole for the other.
+  }
+  for (KernelArg &arg : spec.args) {
+    ShapeRef shape = graph.shape(arg.value);
+    int aligned = axis - static_cast<int>(rank - shape.size());
+    bool mask = chain.mask && arg.value == chain.maskValue;
+    if (arg.isResult) {
+      arg.splitAxis = axis;
+    } else if (!rows &&
+               (arg.value == chain.q || arg.value == chain.k || arg.value == chain.v || mask)) {
+      bool batchAxis = aligned >= 0 && aligned < static_cast<int>(shape.size()) - 2;
+      arg.splitAxis = batchAxis && shape[aligned] == out[axis] ? aligned : -1;
+    } else if (rows && arg.value == chain.q) {
+      bool transposed = graph.getBool(chain.scores, AttrName::TransposeA, false);
+      arg.splitAxis = static_cast<int>(shape.size()) - (transposed ? 1 : 2);
+    } else if (rows && mask) {
+      arg.splitAxis = aligned >= 0 && shape[aligned] == out[axis] ? aligned : -1;
+    }
+  }
+  spec.splittable = true;
+}
+
 KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes, std::string symbol,
                       std::string librarySymbol) {
   KernelSpec spec;
@@ -338,6 +372,10 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes, std:
   for (uint32_t r = 0; r < graph.numResults(root); ++r)
     spec.args.push_back({{root, r}, true, -1, true});
 
+  if (std::optional<AttentionChain> chain = attentionOfKernel(graph, nodes)) {
+    splitAttention(graph, *chain, spec);
+    return spec;
+  }
   SplitAxes axes;
   NodeId head = nodes.front();
   if (nodes.size() > 1 && !isElementwiseOp(graph.kind(root))) {
@@ -413,11 +451,13 @@ std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
     for (size_t m : members[s])
       nodes.push_back(plan.steps[m].node);
     moveHeadFirst(graph, nodes);
-    // A library kernel can only be the group's first node (its head).
+    // A library kernel can only be the group's first node (its head), or
+    // an attention chain's first product (its library's attention entry).
     std::string librarySymbol;
+    bool attention = attentionOfKernel(graph, nodes).has_value();
     for (size_t m : members[s])
       if (const PlannedStep &step = plan.steps[m]; step.node == nodes.front() && step.capsule)
-        librarySymbol = step.capsule->symbol;
+        librarySymbol = attention ? step.capsule->attentionSymbol : step.capsule->symbol;
     kernels.push_back(formKernel(graph, nodes, "fuel_k" + std::to_string(kernels.size()),
                                  std::move(librarySymbol)));
   }

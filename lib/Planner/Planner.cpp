@@ -3,6 +3,7 @@
 #include "fuel/Planner/Planner.h"
 
 #include "FusionPricing.h"
+#include "fuel/Planner/AttentionFusion.h"
 #include "fuel/Planner/InPlaceConcat.h"
 #include "fuel/Planner/KernelFormation.h"
 #include "fuel/Support/Buckets.h"
@@ -395,8 +396,10 @@ bool PlanBuilder::attempt(const std::vector<double> &penalty) {
   if (!placement.feasible())
     return false;
   timed("copies", [&] { fillPlan(problem, placement); });
-  if (config.fusion)
+  if (config.fusion) {
+    timed("attention", [&] { fuseAttention(graph, plan); });
     timed("in-place", [&] { markInPlaceConcats(graph, plan); });
+  }
   timed("schedule", [&] { schedule(); });
   plan.kernels = timed("form-kernels", [&] { return formKernels(graph, plan); });
   plan.memory = timed("plan-memory", [&] { return planMemory(graph, plan, pricing); });

@@ -71,6 +71,10 @@ struct Capsule {
   /// whose target level lacks one cannot run it.
   std::string symbol;
   std::vector<std::string> cpuFeatures;
+  /// A matmul library's entry point for scaled dot-product attention
+  /// (softmax(scale(Q K) + mask) V as one kernel, planned by
+  /// AttentionFusion.h), or empty.
+  std::string attentionSymbol;
 
   bool acceptsDType(DType t) const { return dtypes & (1u << static_cast<unsigned>(t)); }
   bool acceptsOperandDType(DType t) const {

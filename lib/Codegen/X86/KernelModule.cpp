@@ -20,7 +20,7 @@ LogicalResult fuel::emitKernelModule(const Graph &graph, const std::vector<Kerne
   for (const KernelSpec &spec : kernels) {
     if (spec.librarySymbol.empty() || !libraries.insert(spec.librarySymbol).second)
       continue;
-    std::string type = codegen::librarySignature(graph, spec.nodes.front());
+    std::string type = codegen::librarySignature(graph, spec);
     module += "  func.func private @" + spec.librarySymbol +
               type.substr(0, type.find(" ->")) +
               " attributes {llvm.emit_c_interface}\n";

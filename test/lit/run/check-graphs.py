@@ -899,6 +899,49 @@ if TARGET == "host":
                                    ("s", rand((6, 45)))],
               [node("y", op, ["x"]), node("z", op, ["h"]), node("w", op, ["s"])], ["y", "z", "w"],
               symbolic={"s": ["B", "L"]}, dims={"B": 8, "L": 64}, run_args=["--threads", "2"])
+# A symbolic first axis bound to more than 1 while a later, static one is
+# split: the slices keep the whole tensor's strides, so the softmax's rows
+# must not be collapsed across the split axis (they were, and read the
+# wrong rows on two threads).
+for threads in ["2", "3"]:
+    check(f"split_after_symbolic_axis_{threads}", [("x", rand((3, 64, 512)))],
+          [node("p", "softmax", ["x"])], ["p"], symbolic={"x": ["B", 64, 512]},
+          dims={"B": 3}, run_args=["--threads", threads])
+# Scaled dot-product attention as one library kernel (kernels/x86/
+# attention.cpp): heads read through transposed views with a division, a
+# causal mask after the scale, a product by the scale with rank-2 cross
+# attention (keys past one block of queries), batch axes broadcast, a
+# symbolic batch, and query rows split over threads with the mask's.
+causal = np.triu(np.full((20, 20), -1e9, np.float32), 1)
+heads = {"q": rand((8, 37, 24)), "k": rand((37, 8, 24)), "v": rand((37, 8, 24))}
+check("attention_heads_of_views", list(heads.items()),
+      [node("kt", "transpose", ["k"], perm=[1, 2, 0]), node("vt", "transpose", ["v"], perm=[1, 0, 2]),
+       node("s", "matmul", ["q", "kt"]), node("d", "div", ["s", "root"]),
+       node("p", "softmax", ["d"], axis=2), node("o", "matmul", ["p", "vt"])], ["o"],
+      constants=[("root", np.array(np.sqrt(24), np.float32))])
+for threads in ["1", "2"]:
+    check(f"attention_causal_{threads}", [("q", rand((2, 3, 20, 16))), ("k", rand((1, 3, 20, 16))),
+                                         ("v", rand((2, 1, 20, 16)))],
+          [node("s", "matmul", ["q", "k"], transpose_b=True), node("d", "div", ["s", "root"]),
+           node("a", "add", ["d", "m"]), node("p", "softmax", ["a"]), node("o", "matmul", ["p", "v"])],
+          ["o"], constants=[("root", np.array([4.0], np.float32)), ("m", causal)],
+          run_args=["--threads", threads])
+check("attention_cross_scaled", [("q", rand((5, 33))), ("k", rand((700, 33))), ("v", rand((700, 19))),
+                                 ("w", rand((5, 700)))],
+      [node("s", "matmul", ["q", "k"], transpose_b=True), node("c", "mul", ["scale", "s"]),
+       node("a", "add", ["c", "w"]), node("p", "softmax", ["a"]), node("o", "matmul", ["p", "v"])],
+      ["o"], constants=[("scale", np.array([0.17], np.float32))])
+for threads in ["2", "3"]:
+    check(f"attention_symbolic_batch_{threads}", [("q", rand((3, 40, 16))), ("v", rand((3, 40, 16)))],
+          [node("s", "matmul", ["q", "q"], transpose_b=True), node("p", "softmax", ["s"]),
+           node("o", "matmul", ["p", "v"])], ["o"],
+          symbolic={"q": ["B", 40, 16], "v": ["B", 40, 16]}, dims={"B": 4},
+          run_args=["--threads", threads])
+    check(f"attention_rows_split_{threads}", [("q", rand((1, 300, 32))), ("k", rand((1, 300, 32))),
+                                             ("v", rand((1, 300, 32))), ("m", rand((300, 300)))],
+          [node("s", "matmul", ["q", "k"], transpose_b=True), node("a", "add", ["s", "m"]),
+           node("p", "softmax", ["a"]), node("o", "matmul", ["p", "v"])], ["o"],
+          run_args=["--threads", threads], tolerance=(2e-5, 2e-5))  # Sums of 300 terms.
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
