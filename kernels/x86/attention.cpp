@@ -32,7 +32,7 @@ constexpr int64_t kTransposeQ = 1, kTransposeK = 2, kTransposeV = 4, kScaleDivid
 /// 128 KiB, so that they stay in L2 between the three passes, and whole
 /// register tiles of rows.
 int64_t blockRows(int64_t keys) {
-  int64_t rows = (32 * 1024 / keys) / kMR * kMR;
+  int64_t rows = (32 * 1024 / (keys > 0 ? keys : 1)) / kMR * kMR;
   return rows < kMR ? kMR : rows > kMC ? kMC : rows;
 }
 

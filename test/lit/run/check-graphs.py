@@ -900,13 +900,16 @@ if TARGET == "host":
               [node("y", op, ["x"]), node("z", op, ["h"]), node("w", op, ["s"])], ["y", "z", "w"],
               symbolic={"s": ["B", "L"]}, dims={"B": 8, "L": 64}, run_args=["--threads", "2"])
 # A symbolic first axis bound to more than 1 while a later, static one is
-# split: the slices keep the whole tensor's strides, so the softmax's rows
+# split: the slices keep the whole tensor's strides, so a softmax's rows
 # must not be collapsed across the split axis (they were, and read the
-# wrong rows on two threads).
+# wrong rows on two threads); the other row-wise kernels alike.
 for threads in ["2", "3"]:
-    check(f"split_after_symbolic_axis_{threads}", [("x", rand((3, 64, 512)))],
-          [node("p", "softmax", ["x"])], ["p"], symbolic={"x": ["B", 64, 512]},
-          dims={"B": 3}, run_args=["--threads", threads])
+    check(f"split_after_symbolic_axis_{threads}", [("x", rand((3, 64, 512))), ("y", rand((512,)))],
+          [node("p", "softmax", ["x"]), node("l", "log_softmax", ["x"]), node("e", "exp", ["x"]),
+           node("a", "add", ["e", "y"]), node("n", "layer_norm", ["x"]),
+           node("r", "reduce_mean", ["x"], axes=[2]), node("m", "reduce_max", ["x"], axes=[2])],
+          ["p", "l", "a", "n", "r", "m"], symbolic={"x": ["B", 64, 512]}, dims={"B": 3},
+          run_args=["--threads", threads])
 # Scaled dot-product attention as one library kernel (kernels/x86/
 # attention.cpp): heads read through transposed views with a division, a
 # causal mask after the scale, a product by the scale with rank-2 cross
@@ -942,6 +945,10 @@ for threads in ["2", "3"]:
           [node("s", "matmul", ["q", "k"], transpose_b=True), node("a", "add", ["s", "m"]),
            node("p", "softmax", ["a"]), node("o", "matmul", ["p", "v"])], ["o"],
           run_args=["--threads", threads], tolerance=(2e-5, 2e-5))  # Sums of 300 terms.
+if TARGET == "host":  # No keys: every weighted sum is empty, 0.
+    check("attention_no_keys", [("q", rand((2, 5, 16))), ("k", rand((2, 0, 16))), ("v", rand((2, 0, 7)))],
+          [node("s", "matmul", ["q", "k"], transpose_b=True), node("p", "softmax", ["s"]),
+           node("o", "matmul", ["p", "v"])], ["o"])
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
