@@ -10,8 +10,10 @@
 // gemm packs a constant operand) and shared by the blocks.
 //
 // The softmax is the two-pass one over a whole row, as the unfused kernel
-// computes it: the row's maximum, then exp(s - max) and their sum, then the
-// products by the sum's reciprocal. A NaN score makes its row NaN.
+// computes it: the row's maximum, then exp(s - max) and their sum; the
+// weighted sum of the exponentials is then multiplied by the sum's
+// reciprocal (Dv products a row rather than a pass over its keys). A NaN
+// score makes its row's results NaN.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,8 +69,10 @@ struct Softmax {
   int64_t maskRowStride, maskColStride;
 };
 
-/// Row `row` of `scores` (`keys` floats) replaced by its probabilities.
-void softmaxRow(const Softmax &f, float *row, int64_t keys, int64_t r) {
+/// Row `row` of `scores` (`keys` floats) replaced by exp(s - max s) of its
+/// scaled and masked scores; returns the reciprocal of their sum, by which
+/// the row's weighted sum is multiplied (Dv products, not a pass over keys).
+float softmaxRow(const Softmax &f, float *row, int64_t keys, int64_t r) {
   Vec scale = Vec{} + f.scale, high = Vec{} - __builtin_inff();
   const float *mask = f.mask ? f.mask + r * f.maskRowStride : nullptr;
   for (int64_t j = 0; j < keys; j += kWidth) {
@@ -109,10 +113,18 @@ void softmaxRow(const Softmax &f, float *row, int64_t keys, int64_t r) {
   float total = 0;
   for (int l = 0; l < kWidth; ++l)
     total += sum[l];
-  Vec reciprocal = Vec{} + 1.0f / total;
-  for (int64_t j = 0; j < keys; j += kWidth) {
-    LaneMask lanes = lanesWithin(0, keys - j);
-    storeLanes(row + j, lanes, loadLanes(row + j, lanes) * reciprocal);
+  return 1.0f / total;
+}
+
+/// Row r of the `rows` x `cols` block at `out` (row stride `ld`) times
+/// factor[r].
+void scaleRows(float *out, int64_t ld, int64_t rows, int64_t cols, const float *factor) {
+  for (int64_t r = 0; r < rows; ++r) {
+    Vec f = Vec{} + factor[r];
+    for (int64_t j = 0; j < cols; j += kWidth) {
+      LaneMask lanes = lanesWithin(0, cols - j);
+      storeLanes(out + r * ld + j, lanes, loadLanes(out + r * ld + j, lanes) * f);
+    }
   }
 }
 
@@ -156,10 +168,13 @@ extern "C" void ATTENTION_SYMBOL(UnrankedMemRef *q, UnrankedMemRef *k, UnrankedM
       Matrix block{mq.data + i0 * mq.rowStride, n, mq.cols, mq.rowStride, mq.colStride};
       gemm(block, mk, scores, keys, false, keyPanels, GemmEpilogue{});
       f.mask = maskBase ? maskBase + i0 * f.maskRowStride : nullptr;
+      float reciprocals[kMC];
       for (int64_t r = 0; r < n; ++r)
-        softmaxRow(f, scores + r * keys, keys, r);
+        reciprocals[r] = softmaxRow(f, scores + r * keys, keys, r);
       gemm(Matrix{scores, n, keys, keys, 1}, mv, out + i0 * ldo, ldo, false, valuePanels,
            GemmEpilogue{});
+      if (keys > 0) // Else the sums are empty: 0, not 0 times 1 / 0.
+        scaleRows(out + i0 * ldo, ldo, n, mv.cols, reciprocals);
     }
   }
 }
