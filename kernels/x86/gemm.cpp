@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gemm.h"
+#include "lanes.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -125,16 +126,24 @@ void packB(const Matrix &b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
            float *out) {
   for (int64_t jp = 0; jp < nc; jp += kNR) {
     int64_t cols = nc - jp < kNR ? nc - jp : kNR;
-    for (int64_t k = 0; k < kc; ++k) {
-      const float *src = b.data + (k0 + k) * b.rowStride + (j0 + jp) * b.colStride;
+    const float *panel = b.data + k0 * b.rowStride + (j0 + jp) * b.colStride;
+    int64_t k = 0;
+    // B's columns contiguous (a transposed operand: attention's keys) go
+    // through register transposes of square blocks, not a float at a time.
+    if (b.rowStride == 1 && cols == kNR)
+      for (; k + kWidth <= kc; k += kWidth)
+        for (int64_t c = 0; c < kNR; c += kWidth)
+          transposeBlock(panel + k + c * b.colStride, b.colStride, out + k * kNR + c, kNR);
+    for (; k < kc; ++k) {
+      const float *src = panel + k * b.rowStride;
       if (cols == kNR && b.colStride == 1) {
-        std::memcpy(out, src, kNR * sizeof(float));
+        std::memcpy(out + k * kNR, src, kNR * sizeof(float));
       } else {
         for (int64_t c = 0; c < kNR; ++c)
-          out[c] = c < cols ? src[c * b.colStride] : 0.0f;
+          out[k * kNR + c] = c < cols ? src[c * b.colStride] : 0.0f;
       }
-      out += kNR;
     }
+    out += kc * kNR;
   }
 }
 
