@@ -15,8 +15,8 @@ unsigned fuel::fuseAttention(const Graph &graph, ExecutionPlan &plan) {
     stepOf[plan.steps[s].node] = s;
     ++groupSize[plan.rootOf[s]];
   }
-  // Readers of each node's first result (graph outputs count as one more),
-  // and the last of them.
+  // Readers of each node's first result (a graph output counts as two, so
+  // it is never read once), and the last of them.
   std::vector<uint32_t> readers(graph.numNodes(), 0);
   std::vector<NodeId> reader(graph.numNodes(), 0);
   for (NodeId n = 0; n < graph.numNodes(); ++n)

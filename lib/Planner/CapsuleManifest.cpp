@@ -225,7 +225,7 @@ bool ManifestParser::parseCapsule() {
                             "max_relative_error, bit_stable, strided_inputs, "
                             "max_rank, max_elements, efficiency, "
                             "fixed_overhead, workspace_bytes, source, symbol, "
-                            "cpu_features");
+                            "attention_symbol, cpu_features");
     }
   }
   if (!alive || reader.failed())
