@@ -143,15 +143,17 @@ const float *weightPanels(const Conv &s, const View &w, const float *data, bool 
 }
 
 /// to[i] = act(from[i] + bias + residual[i]) for i < n, all contiguous (a
-/// null residual is zero): a vector at a time.
-inline void applyEpilogue(const Epilogue &e, const float *from, const float *residual,
-                          float *to, int64_t n, float bias) {
+/// null residual is zero): a vector at a time, act being activationOf(e).
+template <Activation A>
+inline void applyEpilogue(const Epilogue &e, const float *from, const float *residual, float *to,
+                          int64_t n, float bias) {
+  Vec lo = Vec{} + e.lo, hi = Vec{} + e.hi;
   int64_t i = 0;
   for (; i + kWidth <= n; i += kWidth) {
     Vec v = *reinterpret_cast<const Vec *>(from + i) + bias;
     if (residual)
       v += *reinterpret_cast<const Vec *>(residual + i);
-    *reinterpret_cast<Vec *>(to + i) = activate(e, v);
+    *reinterpret_cast<Vec *>(to + i) = activateAs<A>(e, v, lo, hi);
   }
   if (i == n)
     return;
@@ -161,24 +163,14 @@ inline void applyEpilogue(const Epilogue &e, const float *from, const float *res
   Vec v = loadLanes(from + i, lanes) + bias;
   if (residual)
     v += loadLanes(residual + i, lanes);
-  storeLanes(to + i, lanes, activate(e, v));
+  storeLanes(to + i, lanes, activateAs<A>(e, v, lo, hi));
 }
 
-} // namespace
-
-bool KERNEL_NAMESPACE::contiguousRows(const View &y, const Epilogue &e) {
-  return y.stride(3) == 1 && (!e.residual || e.residualView->stride(3) == 1);
-}
-
-bool KERNEL_NAMESPACE::mergedRows(const Conv &s, const View &y, const Epilogue &e) {
-  return contiguousRows(y, e) && s.Wq == s.OW && y.stride(2) == s.OW &&
-         (!e.residual || e.residualView->stride(2) == s.OW);
-}
-
-// Rows of y or of the residual that are not contiguous go through `row`.
-void KERNEL_NAMESPACE::copyOut(const Conv &s, const float *tile, int64_t ldt, int64_t q0,
-                               int64_t q1, int64_t channels, const View &y, float *out,
-                               const Epilogue &e) {
+/// copyOut for an epilogue whose activationOf is A. Rows of y or of the
+/// residual that are not contiguous go through `row`.
+template <Activation A>
+void copyOutAs(const Conv &s, const float *tile, int64_t ldt, int64_t q0, int64_t q1,
+               int64_t channels, const View &y, float *out, const Epilogue &e) {
   const View *r = e.residualView;
   bool direct = contiguousRows(y, e), merged = mergedRows(s, y, e);
   float row[256];
@@ -196,11 +188,11 @@ void KERNEL_NAMESPACE::copyOut(const Conv &s, const float *tile, int64_t ldt, in
       for (int64_t done = 0; done < valid;) {
         int64_t n = direct ? valid : valid - done < 256 ? valid - done : 256;
         if (direct) {
-          applyEpilogue(e, from, residual, to, n, bias);
+          applyEpilogue<A>(e, from, residual, to, n, bias);
         } else {
           for (int64_t i = 0; i < n; ++i)
             row[i] = residual ? residual[(done + i) * r->stride(3)] : 0.0f;
-          applyEpilogue(e, from + done, row, row, n, bias);
+          applyEpilogue<A>(e, from + done, row, row, n, bias);
           for (int64_t i = 0; i < n; ++i)
             to[(done + i) * y.stride(3)] = row[i];
         }
@@ -209,6 +201,24 @@ void KERNEL_NAMESPACE::copyOut(const Conv &s, const float *tile, int64_t ldt, in
       q += run;
     }
   }
+}
+
+} // namespace
+
+bool KERNEL_NAMESPACE::contiguousRows(const View &y, const Epilogue &e) {
+  return y.stride(3) == 1 && (!e.residual || e.residualView->stride(3) == 1);
+}
+
+bool KERNEL_NAMESPACE::mergedRows(const Conv &s, const View &y, const Epilogue &e) {
+  return contiguousRows(y, e) && s.Wq == s.OW && y.stride(2) == s.OW &&
+         (!e.residual || e.residualView->stride(2) == s.OW);
+}
+
+void KERNEL_NAMESPACE::copyOut(const Conv &s, const float *tile, int64_t ldt, int64_t q0,
+                               int64_t q1, int64_t channels, const View &y, float *out,
+                               const Epilogue &e) {
+  withActivation(activationOf(e),
+                 [&]<Activation A>() { copyOutAs<A>(s, tile, ldt, q0, q1, channels, y, out, e); });
 }
 
 namespace {

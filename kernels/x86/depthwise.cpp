@@ -44,12 +44,13 @@ template <int Taps> struct WeightedSum {
   // anything), cost as much as the rows' FMAs: MobileNetV2's 144-channel
   // 56x56 layer took 0.133 -> 0.104 ms so, its 384-channel 14x14 one 0.029
   // -> 0.025 ms.
-  bool clampOnly;
+  bool clampOnly, siluOnly;
   Vec lo, hi;
 
   WeightedSum(const Conv &s, const float (&taps)[Taps], float bias, const View &y, float *out,
               const Epilogue &e)
       : bias(bias), s(s), y(y), out(out), e(e), clampOnly(!e.residual && !e.silu),
+        siluOnly(activationOf(e) == Activation::kSilu),
         lo(Vec{} + (e.relu ? std::max(e.lo, 0.0f) : e.lo)), hi(Vec{} + e.hi) {
     for (int64_t t = 0; t < s.taps(); ++t)
       tap[t] = Vec{} + taps[t];
@@ -84,7 +85,7 @@ template <int Taps> struct WeightedSum {
       Vec v = acc[k];
       if (e.residual)
         v += loadLanes(e.residual + oh * r->stride(2) + ow0, written);
-      storeLanes(out + oh * y.stride(2) + ow0, written, activate(e, v));
+      storeLanes(out + oh * y.stride(2) + ow0, written, siluOnly ? silu(v) : activate(e, v));
     }
   }
 };
