@@ -295,15 +295,21 @@ int splitHead(const Graph &graph, NodeId node, SplitAxes &axes) {
       for (int64_t axis : graph.intsAttr(*a))
         reduced[*normalizeAxis(axis, inRank)] = true;
     }
-    if (graph.getBool(node, AttrName::KeepDims, false)) {
-      if (reduced[0])
-        return -1;
-      axes[x] = 0;
-      return 0;
-    }
-    auto first = std::find(reduced.begin(), reduced.end(), false);
-    axes[x] = static_cast<int>(first - reduced.begin());
-    return 0;
+    // The result's axes are x's that are kept (all of them, the reduced
+    // ones of extent 1, with keepdims). Its wide axis: a global pooling of
+    // one image splits its channels, as the layer that wrote them did
+    // (EfficientNet-B0's squeeze-and-excitation means ran whole, reading
+    // half their input from the other core: 3x as long as on one thread).
+    bool keepDims = graph.getBool(node, AttrName::KeepDims, false);
+    std::vector<int> kept;
+    for (size_t d = 0; d < inRank; ++d)
+      if (keepDims || !reduced[d])
+        kept.push_back(static_cast<int>(d));
+    int axis = wideAxis(graph.shape(y));
+    if (reduced[kept[axis]])
+      return -1;
+    axes[x] = kept[axis];
+    return axis;
   }
   default: // Data movement reads at computed positions.
     return -1;

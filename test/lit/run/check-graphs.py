@@ -949,6 +949,18 @@ if TARGET == "host":  # No keys: every weighted sum is empty, 0.
     check("attention_no_keys", [("q", rand((2, 5, 16))), ("k", rand((2, 0, 16))), ("v", rand((2, 0, 7)))],
           [node("s", "matmul", ["q", "k"], transpose_b=True), node("p", "softmax", ["s"]),
            node("o", "matmul", ["p", "v"])], ["o"])
+# Global poolings of one image (reductions over an image's rows and
+# columns) split over threads by channels, as the convolutions that wrote
+# them were: with keepdims and without, after a prologue, a max, and a batch
+# symbol bound to 1.
+for threads in ["2", "3"]:
+    check(f"global_pooling_split_{threads}", [("x", rand((1, 97, 30, 30))), ("z", rand((1, 97, 30, 30)))],
+          [node("m", "reduce_mean", ["x"], axes=[2, 3], keepdims=True),
+           node("r", "relu", ["x"]), node("p", "reduce_mean", ["r"], axes=[2, 3]),
+           node("h", "reduce_max", ["x"], axes=[-1, -2], keepdims=True),
+           node("s", "reduce_sum", ["z"], axes=[2, 3], keepdims=True)],
+          ["m", "p", "h", "s"], symbolic={"z": ["B", 97, 30, 30]}, dims={"B": 1},
+          run_args=["--threads", threads])
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
