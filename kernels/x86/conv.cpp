@@ -479,7 +479,7 @@ extern "C" void CONV_SYMBOL(UnrankedMemRef *x, UnrankedMemRef *w,
                     flags & kResidual ? vr.data() : nullptr, &vr,
                     (flags & kRelu) != 0, (flags & kSilu) != 0, lo, hi};
   bool depthwise = s.Cg == 1 && s.Og == 1 && s.taps() <= kMaxDepthwiseTaps;
-  if (depthwise && depthwiseBlocked(s, vx)) {
+  if (depthwise && depthwiseBlocked(s, vx, vy, epilogue)) {
     convolveDepthwiseBlocked(s, vx, vw, constant, vy, epilogue);
     return;
   }

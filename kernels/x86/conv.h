@@ -356,13 +356,14 @@ void convolveChannel(const Conv &s, const float *weights, const float *planes,
                      const int64_t *offsets, float *row);
 
 /// Whether convolveDepthwiseBlocked runs the layer: at least a block of
-/// channels, whose planes are contiguous in x, and output rows that would
-/// fill at most half a vector.
-bool depthwiseBlocked(const Conv &s, const View &x);
+/// channels, each one's pixels contiguous in x, y and the residual, and
+/// output rows that would leave row vectors mostly empty.
+bool depthwiseBlocked(const Conv &s, const View &x, const View &y, const Epilogue &e);
 
 /// y = epilogue(the depthwise convolution of x with w), kWidth channels at
-/// a time, transposed so that a vector holds a pixel of each; the taps
-/// packed once when `constant`.
+/// a time, transposed so that a vector holds a pixel of each (and back, in
+/// registers, as the results are stored); the taps packed once when
+/// `constant`.
 void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, bool constant,
                               const View &y, const Epilogue &e);
 

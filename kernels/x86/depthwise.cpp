@@ -8,8 +8,10 @@
 // pixels transposed, a vector holding one pixel of every channel of the
 // block (NCHW16c for the block's life): every FMA's lanes are outputs. The
 // block is transposed into a zero-padded image, each output pixel summed
-// over the window's taps, and the results transposed back by conv.cpp's
-// copy-out with the epilogue.
+// over the window's taps, and the sums transposed back, a vector of pixels
+// at a time, with the epilogue applied as each channel's are stored. The
+// transposes stay in registers (through scratch, they took half the time
+// of MobileNetV2's 7x7 layers).
 //
 // Other layers go a channel at a time. Rows with unit or stride-2 steps are
 // read where they are, through the window loops of window.h, and the
@@ -119,32 +121,73 @@ constexpr int kBlockedPixels = 8;
 
 /// The zero-padded image of the kWidth channels from `channels` (H x W
 /// pixels contiguous in each), pixel-major: pixel (ih, iw) at
-/// padded[((ih + padTop) * Wp + iw + padLeft) * kWidth], by way of `flat`
-/// (the pixels transposed, unpadded).
+/// padded[((ih + padTop) * Wp + iw + padLeft) * kWidth], for the Hp x Wp
+/// pixels the windows reach. kWidth pixels are transposed at a time in
+/// registers and each stored where it lies; only the margins are zeroed.
 void transposeIn(const Conv &s, const View &x, const float *channels, int64_t Hp, int64_t Wp,
-                 float *padded, float *flat) {
-  int64_t pixels = s.H * s.W, p = 0;
-  for (; p + kWidth <= pixels; p += kWidth)
-    transposeBlock(channels + p, x.stride(1), flat + p * kWidth, kWidth);
-  for (; p < pixels; ++p)
-    for (int64_t c = 0; c < kWidth; ++c)
-      flat[p * kWidth + c] = channels[c * x.stride(1) + p];
-  // Only the margins are zeroed: the interior is overwritten.
+                 float *padded) {
+  int64_t from = std::clamp<int64_t>(s.padLeft, 0, Wp);
+  int64_t to = std::clamp<int64_t>(s.padLeft + s.W, from, Wp);
   for (int64_t row = 0; row < Hp; ++row) {
     float *line = padded + row * Wp * kWidth;
     int64_t ih = row - s.padTop;
-    if (ih < 0 || ih >= s.H) {
-      std::fill(line, line + Wp * kWidth, 0.0f);
-      continue;
+    bool inside = ih >= 0 && ih < s.H;
+    std::fill(line, line + (inside ? from : Wp) * kWidth, 0.0f);
+    if (inside)
+      std::fill(line + to * kWidth, line + Wp * kWidth, 0.0f);
+  }
+  int64_t pixels = s.H * s.W, channelStride = x.stride(1), ih = 0, iw = 0;
+  for (int64_t p = 0; p < pixels; p += kWidth) {
+    LaneMask lanes = lanesWithin(p, pixels);
+    // Unrolled, so that the rows stay in registers.
+    Vec rows[kWidth];
+#pragma GCC unroll 16
+    for (int c = 0; c < kWidth; ++c)
+      rows[c] = loadLanes(channels + c * channelStride + p, lanes);
+    transposeVectors(rows);
+#pragma GCC unroll 16
+    for (int i = 0; i < kWidth; ++i) {
+      if (p + i == pixels)
+        break;
+      int64_t row = ih + s.padTop, column = iw + s.padLeft;
+      if (row < Hp && column < Wp)
+        *reinterpret_cast<Vec *>(padded + (row * Wp + column) * kWidth) = rows[i];
+      if (++iw == s.W) {
+        iw = 0;
+        ++ih;
+      }
     }
-    // The columns [from, to) of the line that hold image pixels.
-    int64_t from = std::clamp<int64_t>(s.padLeft, 0, Wp);
-    int64_t to = std::clamp<int64_t>(s.padLeft + s.W, from, Wp);
-    std::fill(line, line + from * kWidth, 0.0f);
-    if (from < to)
-      std::copy(flat + (ih * s.W + from - s.padLeft) * kWidth,
-                flat + (ih * s.W + to - s.padLeft) * kWidth, line + from * kWidth);
-    std::fill(line + to * kWidth, line + Wp * kWidth, 0.0f);
+  }
+}
+
+/// The kWidth channel rows of y from `out` = the epilogue of the
+/// pixel-major tile (pixel q's channels at tile[q * kWidth]), kWidth pixels
+/// transposed at a time in registers and stored as a vector of each
+/// channel's row.
+template <Activation A>
+void transposeOutAs(const Conv &s, const float *tile, const View &y, float *out,
+                    const Epilogue &e) {
+  int64_t pixels = s.OH * s.OW, channelStride = y.stride(1);
+  int64_t residualStride = e.residual ? e.residualView->stride(1) : 0;
+  Vec lo = Vec{} + e.lo, hi = Vec{} + e.hi;
+  float bias[kWidth];
+  for (int c = 0; c < kWidth; ++c)
+    bias[c] = e.bias ? e.bias[c * e.biasStride] : 0.0f;
+  for (int64_t p = 0; p < pixels; p += kWidth) {
+    LaneMask lanes = lanesWithin(p, pixels);
+    // Unrolled, so that the rows stay in registers.
+    Vec rows[kWidth];
+#pragma GCC unroll 16
+    for (int i = 0; i < kWidth; ++i)
+      rows[i] = p + i < pixels ? *reinterpret_cast<const Vec *>(tile + (p + i) * kWidth) : Vec{};
+    transposeVectors(rows);
+#pragma GCC unroll 16
+    for (int c = 0; c < kWidth; ++c) {
+      Vec v = rows[c] + bias[c];
+      if (e.residual)
+        v += loadLanes(e.residual + c * residualStride + p, lanes);
+      storeLanes(out + c * channelStride + p, lanes, activateAs<A>(e, v, lo, hi));
+    }
   }
 }
 
@@ -207,26 +250,28 @@ void packBlockedTaps(const void *context, float *out) {
 
 } // namespace
 
-bool depthwiseBlocked(const Conv &s, const View &x) {
-  // Where a row's outputs fill at most half a vector, the transposes in and
-  // out cost less than the wasted lanes (Zen 5, AVX-512, one thread, against
-  // the row-by-row path): EfficientNet-B0's 5x5 layers of 7x7 outputs 1.6x
-  // faster (1152 channels 0.125 -> 0.077 ms), MobileNetV2's 3x3 ones 1.2x
-  // (960 channels 0.050 -> 0.041 ms). Layers of 14x14 outputs ran up to 1.7x
-  // slower so (576 channels 0.08 -> 0.13 ms). Per block of kWidth
-  // channels, the blocked path costs about four operations per pixel
-  // transposed, in and out, and an FMA per tap and output; rows, an FMA per
-  // tap and vector of each channel's output row. That keeps stride-2 layers
-  // of few taps row by row, whose input has four times their outputs'
-  // pixels: MobileNetV2's 3x3 of 576 channels from 14x14 took 0.051-0.056
-  // ms blocked, 0.041-0.043 row by row, while EfficientNet-B0's 5x5 of 672
-  // channels took 1.33x as long row by row (Intel Xeon, AVX-512,
-  // 2026-12-06).
+bool depthwiseBlocked(const Conv &s, const View &x, const View &y, const Epilogue &e) {
+  // Per block of kWidth channels, the blocked path costs about two
+  // operations per pixel transposed, in and out (in registers: a round of
+  // shuffles per halving of the block), and an FMA per tap and output;
+  // rows, an FMA per tap and vector of each channel's output row, those of
+  // stride 2 about 1.6 (a vector of outputs reads two of the input row).
+  // Fitted on MobileNetV2's 3x3 layers (Zen 5, AVX-512, one thread,
+  // 2026-12-06): the blocked path took 960 channels of 7x7 in 0.019 ms
+  // (rows 0.050), 576 of 14x14 -> 7x7 in 0.017 (rows 0.039), and ran even
+  // with rows on 576 of 14x14, 1.3x slower on 192 of 28x28 and 144 of
+  // 56x56 -> 28x28; EfficientNet-B0's 5x5 layers of 7x7 outputs were 1.6x
+  // faster blocked with the transposes through memory.
   int64_t outputs = s.OH * s.OW;
-  int64_t blocked = 4 * (s.H * s.W + outputs) + s.taps() * outputs,
-          rows = kWidth * s.taps() * s.OH * ((s.OW + kWidth - 1) / kWidth);
-  return 2 * s.OW <= kWidth && blocked < rows && x.size(1) >= kWidth && x.stride(3) == 1 &&
-         x.stride(2) == s.W;
+  int64_t blocked = 2 * (s.H * s.W + outputs) + s.taps() * outputs;
+  int64_t rows = s.taps() * s.OH * roundUp(s.OW, kWidth) * (s.sw == 2 ? 8 : 5) / 5;
+  // Each channel's pixels contiguous: x's read, y's and the residual's
+  // written and read a vector of pixels at a time.
+  auto contiguous = [](const View &v, int64_t width) {
+    return v.stride(3) == 1 && v.stride(2) == width;
+  };
+  return blocked < rows && x.size(1) >= kWidth && contiguous(x, s.W) && contiguous(y, s.OW) &&
+         (!e.residual || contiguous(*e.residualView, s.OW));
 }
 
 void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, bool constant,
@@ -239,18 +284,12 @@ void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, bool 
   const float *taps = packedFilters(w, w.data(), channels, kWidth, blocks * s.taps() * kWidth,
                                     constant, packBlockedTaps, &context);
   float *padded = scratch(kConvPlanes, Hp * Wp * kWidth);
-  float *flat = scratch(kConvPatches, s.H * s.W * kWidth);
   float *tile = scratch(kConvTile, pixels * kWidth);
-  float *transposed = scratch(kConvResults, pixels * kWidth);
-  // copyOut's view of the tile: rows of OW pixels, kWidth channels.
-  Conv rows = s;
-  rows.Wq = s.OW;
-  rows.Og = kWidth;
   const View *r = e.residualView;
   for (int64_t n = 0; n < x.size(0); ++n)
     for (int64_t b = 0; b < blocks; ++b) {
       int64_t c0 = firstOfBlock(b, channels);
-      transposeIn(s, x, x.data() + n * x.stride(0) + c0 * x.stride(1), Hp, Wp, padded, flat);
+      transposeIn(s, x, x.data() + n * x.stride(0) + c0 * x.stride(1), Hp, Wp, padded);
       const auto *blockTaps = reinterpret_cast<const Vec *>(taps + b * s.taps() * kWidth);
       for (int64_t oh = 0; oh < s.OH; ++oh)
         for (int64_t ow = 0; ow < s.OW; ow += kBlockedPixels)
@@ -259,8 +298,9 @@ void convolveDepthwiseBlocked(const Conv &s, const View &x, const View &w, bool 
       Epilogue block = e.ofChannel(c0);
       if (block.residual)
         block.residual += n * r->stride(0);
-      copyOutPixels(rows, tile, kWidth, 0, pixels, transposed, y,
-                    y.data() + n * y.stride(0) + c0 * y.stride(1), block);
+      float *out = y.data() + n * y.stride(0) + c0 * y.stride(1);
+      withActivation(activationOf(block),
+                     [&]<Activation A>() { transposeOutAs<A>(s, tile, y, out, block); });
     }
 }
 

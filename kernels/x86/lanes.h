@@ -174,17 +174,17 @@ struct TransposeLanes {
   }
 };
 
-/// to[j * toStride + i] = from[i * fromStride + j] for a kWidth x kWidth
-/// block: log2(kWidth) rounds that swap the off-diagonal quarters of ever
-/// smaller square blocks, two two-vector shuffles per pair of rows.
-inline void transposeBlock(const float *from, int64_t fromStride, float *to, int64_t toStride) {
+/// rows[j][i] = rows[i][j]: log2(kWidth) rounds that swap the off-diagonal
+/// quarters of ever smaller square blocks, two two-vector shuffles per pair
+/// of rows.
+inline void transposeVectors(Vec (&rows)[kWidth]) {
   alignas(64) static constexpr TransposeLanes kLanes;
-  Vec rows[kWidth];
-  for (int i = 0; i < kWidth; ++i)
-    rows[i] = *reinterpret_cast<const Vec *>(from + i * fromStride);
+  // Unrolled, so that the rows stay in registers.
   int round = 0;
+#pragma GCC unroll 4
   for (int d = kWidth / 2; d >= 1; d /= 2, round += 2) {
     const int32_t *upper = kLanes.lanes[round], *lower = kLanes.lanes[round + 1];
+#pragma GCC unroll 16
     for (int i = 0; i < kWidth; ++i)
       if (!(i & d)) {
         Vec a = rows[i], b = rows[i + d];
@@ -192,6 +192,15 @@ inline void transposeBlock(const float *from, int64_t fromStride, float *to, int
         rows[i + d] = shuffle(a, b, lower);
       }
   }
+}
+
+/// to[j * toStride + i] = from[i * fromStride + j] for a kWidth x kWidth
+/// block.
+inline void transposeBlock(const float *from, int64_t fromStride, float *to, int64_t toStride) {
+  Vec rows[kWidth];
+  for (int i = 0; i < kWidth; ++i)
+    rows[i] = *reinterpret_cast<const Vec *>(from + i * fromStride);
+  transposeVectors(rows);
   for (int i = 0; i < kWidth; ++i)
     *reinterpret_cast<Vec *>(to + i * toStride) = rows[i];
 }

@@ -523,10 +523,13 @@ CONV_CASES = [  # (N, C, H, W, O, kh, kw, strides, pads, dilations, groups)
     # Depthwise layers of narrow outputs, by blocks of channels with their
     # pixels transposed: 40 channels (the last block overlapping the one
     # before), a batch; 6x6 outputs (AVX2's blocks too), dilation and
-    # asymmetric pads, also of stride 2 (3x3 outputs).
+    # asymmetric pads, also of stride 2 (3x3 outputs); stride 2 from an
+    # image of 182 pixels (blocks of a vector of pixels and a ragged one)
+    # to 7x7.
     (2, 40, 7, 7, 40, 5, 5, [1, 1], [2, 2, 2, 2], [1, 1], 40),
     (1, 24, 8, 8, 24, 3, 3, [1, 1], [1, 0, 1, 0], [2, 2], 24),
     (1, 24, 8, 8, 24, 3, 3, [2, 2], [1, 0, 1, 0], [2, 2], 24),
+    (1, 20, 14, 13, 20, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 20),
 ]
 # The AVX2 build of the library too, planned for an x86-64-v3 CPU (this one
 # runs its code).
@@ -961,6 +964,15 @@ for threads in ["2", "3"]:
            node("s", "reduce_sum", ["z"], axes=[2, 3], keepdims=True)],
           ["m", "p", "h", "s"], symbolic={"z": ["B", 97, 30, 30]}, dims={"B": 1},
           run_args=["--threads", threads])
+# Blocked depthwise layers (7x7 outputs) of a batch of two writing their
+# results as slices of a concat's (each image's channels a slice of the
+# result's), a residual and ReLU on depthwise_residual_relu_10's.
+check("depthwise_blocked_concat", [("img", rand((2, 20, 7, 7)))],
+      [node("a", "conv2d", ["img", "fa", "ba"], pads=[1, 1, 1, 1], groups=20),
+       node("b", "conv2d", ["img", "fb"], pads=[2, 2, 2, 2], groups=20),
+       node("y", "concat", ["a", "b"], axis=1)], ["y"],
+      constants=[("fa", rand((20, 1, 3, 3))), ("ba", rand((20,))), ("fb", rand((20, 1, 5, 5)))],
+      tolerance=(1e-4, 1e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
