@@ -14,8 +14,8 @@
 //    channels.cpp's panels, per point.
 //  - Inputs: the phase planes are the zero-padded image (stride 1). B^T d B
 //    is computed a vector of tiles of a tile row at a time, from rows read
-//    with stride m (every second float's lanes, or a gather of every
-//    fourth), into V[point][c][tile].
+//    with stride m (every second or fourth float's lanes, by permutes),
+//    into V[point][c][tile].
 //  - GEMMs: gemm.h's microkernel, output channels in vectors, MR tiles of
 //    V broadcast: M[point][tile][o].
 //  - Outputs: A^T M A, a vector of channels at a time, into a tile of
@@ -92,24 +92,46 @@ inline void transformProducts(const Vec (&m)[6], Vec (&y)[4]) {
   y[3] = difference12 + 0.125f * m[3] - 8.0f * m[4] + m[5];
 }
 
-/// Element j of the patches of kWidth tiles from the one at column `at` of
-/// a plane row `row` (M columns apart), 0 past the row's Wq columns.
-template <int M> inline Vec patchColumn(const float *row, int64_t at, int64_t Wq) {
+/// Elements j = 0 .. M + 1 of the patches of kWidth tiles from the one at
+/// column `at` of a plane row `row` (M columns apart), 0 past the row's Wq
+/// columns: columns[j][l] = row[at + M l + j].
+template <int M>
+inline void patchColumns(const float *row, int64_t at, int64_t Wq, Vec (&columns)[M + 2]) {
   if constexpr (M == 2) {
-    return evenLanes(loadLanes(row + at, lanesWithin(at, Wq)),
-                     loadLanes(row + at + kWidth, lanesWithin(at + kWidth, Wq)));
+    for (int j = 0; j < M + 2; ++j)
+      columns[j] = evenLanes(loadLanes(row + at + j, lanesWithin(at + j, Wq)),
+                             loadLanes(row + at + j + kWidth, lanesWithin(at + j + kWidth, Wq)));
   } else {
+#if VECTOR_FLOATS == 16
+    // Every fourth float from the run's first five vectors: lanes 0-7 of
+    // element j from the first two, 8-15 from the next two (one index for
+    // both halves), elements 4 and 5 those of 0 and 1 a tile on. Gathers
+    // took a fifth of a 16 -> 64 layer of 55x55.
+    Vec run[5];
+    for (int v = 0; v < 5; ++v)
+      run[v] = loadLanes(row + at + v * kWidth, lanesWithin(at + v * kWidth, Wq));
+    for (int j = 0; j < 4; ++j) {
+      __m512i lanes = _mm512_setr_epi32(j, 4 + j, 8 + j, 12 + j, 16 + j, 20 + j, 24 + j, 28 + j, j,
+                                        4 + j, 8 + j, 12 + j, 16 + j, 20 + j, 24 + j, 28 + j);
+      __m512 low = _mm512_permutex2var_ps((__m512)run[0], lanes, (__m512)run[1]);
+      __m512 high = _mm512_permutex2var_ps((__m512)run[2], lanes, (__m512)run[3]);
+      columns[j] = (Vec)_mm512_mask_blend_ps(0xff00, low, high);
+    }
+    for (int j = 4; j < 6; ++j) {
+      __m512i lanes =
+          _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, kWidth + j - 4);
+      columns[j] = (Vec)_mm512_permutex2var_ps((__m512)columns[j - 4], lanes, (__m512)run[4]);
+    }
+#else
     // Every fourth float: a masked gather.
     VecInt lane{};
     for (int l = 0; l < kWidth; ++l)
       lane[l] = M * l;
-#if VECTOR_FLOATS == 16
-    __mmask16 inside = _mm512_cmplt_epi32_mask((__m512i)lane, _mm512_set1_epi32(int(Wq - at)));
-    return (Vec)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), inside, (__m512i)lane, row + at, 4);
-#else
-    __m256i inside = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(Wq - at)), (__m256i)lane);
-    return (Vec)_mm256_mask_i32gather_ps(_mm256_setzero_ps(), row + at, (__m256i)lane,
-                                         _mm256_castsi256_ps(inside), 4);
+    for (int j = 0; j < M + 2; ++j) {
+      __m256i inside = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(Wq - at - j)), (__m256i)lane);
+      columns[j] = (Vec)_mm256_mask_i32gather_ps(_mm256_setzero_ps(), row + at + j, (__m256i)lane,
+                                                 _mm256_castsi256_ps(inside), 4);
+    }
 #endif
   }
 }
@@ -174,9 +196,13 @@ void transformInputs(const Conv &s, const float *planes, int64_t tilesWide, int6
       for (int64_t tx0 = 0; tx0 < tilesWide; tx0 += kWidth) {
         // Passed by reference: clang assumes vector alignment.
         alignas(64) Vec columns[kSide][kSide]; // [j][r]: element (r, j) of kWidth tiles' patches.
-        for (int r = 0; r < kSide; ++r)
+        for (int r = 0; r < kSide; ++r) {
+          alignas(64) Vec patchRow[kSide];
+          if (r < inside)
+            patchColumns<M>(row + r * s.Wq, M * tx0, s.Wq, patchRow);
           for (int j = 0; j < kSide; ++j)
-            columns[j][r] = r < inside ? patchColumn<M>(row + r * s.Wq, M * tx0 + j, s.Wq) : Vec{};
+            columns[j][r] = r < inside ? patchRow[j] : Vec{};
+        }
         alignas(64) Vec t[kSide][kSide]; // B^T d, t[j][i]
         for (int j = 0; j < kSide; ++j)
           transformPatch(columns[j], t[j]);
