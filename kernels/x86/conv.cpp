@@ -282,7 +282,8 @@ struct ColumnRuns {
 /// tile, plus those of the earlier tap blocks (`partial`, rows `ldt` apart,
 /// or none), with the epilogue of channel o on (`e`) straight into y where
 /// `runs` say, rather than through a block tile in L2 and copyOut
-/// (SqueezeNet's stem 0.47 -> 0.35 ms alone, the model 0.953 of its time).
+/// (SqueezeNet's stem 0.47 -> 0.35 ms alone, the model 0.953 of its time;
+/// results of kColdResultBytes and more are copied out again).
 template <Activation A> struct ResultsInPlace {
   const ColumnRuns *runs;
   const Epilogue *e;
@@ -330,9 +331,17 @@ int64_t blockColumns(const Conv &s) {
 /// layer's result that large stays in L3 at best, and rarely from the run
 /// before (SqueezeNet's 3 MiB stem result). Smaller ones are mostly still
 /// cached, where prefetching them slowed MobileNetV2's 1.8 MiB layers by 8%.
-/// (Only results copied out are prefetched: the stores of ResultsInPlace
-/// overlap the FMAs of the tiles after them, where prefetching made
-/// SqueezeNet's stem 1.11x slower.)
+/// Such results go through the block tile and copyOut, their lines
+/// prefetched while the block is computed, rather than ResultsInPlace: its
+/// stores reach all Og channel rows a few lines at a time, each line a
+/// miss in turn. Stored in place, SqueezeNet's stem took 0.39-0.41 ms alone
+/// with warm caches and 1.04-1.10 after 64 MiB of other data; copied out,
+/// 0.45-0.47 and 0.68-0.75, and in the models, in a slow spell of the VM,
+/// 0.46 -> 0.39 ms (ResNet-18's 1.63 -> 1.50 ms, and the poolings after
+/// them 15% faster): SqueezeNet 0.949 and ResNet-18 0.943 of their
+/// one-thread time, MobileNetV2 0.978 and EfficientNet-B0 0.985 (their
+/// 4.8 MB expansions of 112x112), paired A/B of 100 pairs, Zen 5,
+/// 2026-12-06; in a quick spell 0.97-1.00.
 constexpr int64_t kColdResultBytes = 5 << 19;
 
 /// Prefetches for writing (PREFETCHW: the line comes owned, where a read
@@ -390,8 +399,8 @@ void convolveGroup(const Conv &s, const float *panels, const float *planes,
   // The first tile of rows of A to read a tile of B prefetches the next.
   int64_t ahead = runsOnSeveralThreads() ? kNRc : 0;
   bool merged = mergedRows(s, y, epilogue);
-  bool resultsInPlace = merged || (contiguousRows(y, epilogue) && s.Wq >= kWidth);
-  bool cold = !resultsInPlace && 4 * s.Og * s.OH * s.OW >= kColdResultBytes;
+  bool cold = 4 * s.Og * s.OH * s.OW >= kColdResultBytes;
+  bool resultsInPlace = !cold && (merged || (contiguousRows(y, epilogue) && s.Wq >= kWidth));
   int64_t residualStride = epilogue.residual ? epilogue.residualView->stride(1) : 0;
   Activation activation = activationOf(epilogue);
   for (int64_t jc = 0; jc < s.columns(); jc += ldt) {
