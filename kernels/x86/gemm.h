@@ -72,6 +72,7 @@ enum ScratchSlot {
   kConvPatches,
   kConvResults,
   kConvPixels,
+  kConvBand,
   kGatheredRows,
   kAttentionKeys,
   kAttentionValues,

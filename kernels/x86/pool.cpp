@@ -90,7 +90,9 @@ bool poolWindows3x3Stride2(const Conv &s, const float *image, int64_t rowStride,
                            const float *padding, const LaneMask *lanes, float *out,
                            int64_t outRowStride) {
   const Vec fill = Vec{} - INFINITY;
-  LaneMask unordered = unorderedLanes(fill, fill);
+  // Sums of the inputs, NaN where one was (or, rarely, where infinities of
+  // both signs were: the channel then takes the exact scalar loop too).
+  Vec sums[2] = {Vec{}, Vec{}};
   for (int64_t oh = 0; oh < s.OH; ++oh) {
     const float *rows[3];
     for (int i = 0; i < 3; ++i)
@@ -104,17 +106,16 @@ bool poolWindows3x3Stride2(const Conv &s, const float *image, int64_t rowStride,
         for (int64_t w = 0; w < s.W; w += 64 / 4)
           __builtin_prefetch(image + ih * rowStride + w);
     // The maximum over the three rows of columns m * kWidth - padLeft on.
-    auto rowMaximum = [&](int64_t m) {
+    auto rowMaximum = [&](int64_t m, Vec &sum) {
       Vec r0 = loadLanesOr(rows[0] + m * kWidth, lanes[m], fill),
           r1 = loadLanesOr(rows[1] + m * kWidth, lanes[m], fill),
           r2 = loadLanesOr(rows[2] + m * kWidth, lanes[m], fill);
-      unordered =
-          eitherLanes(unordered, eitherLanes(unorderedLanes(r0, r1), unorderedLanes(r2, r2)));
+      sum += r0 + r1 + r2;
       return larger(larger(r0, r1), r2);
     };
-    Vec first = rowMaximum(0);
+    Vec first = rowMaximum(0, sums[0]);
     for (int64_t ow0 = 0, m = 0; ow0 < s.OW; ow0 += kWidth, m += 2) {
-      Vec second = rowMaximum(m + 1), next = rowMaximum(m + 2);
+      Vec second = rowMaximum(m + 1, sums[1]), next = rowMaximum(m + 2, sums[0]);
       Vec even = evenLanes(first, second);
       Vec result = larger(larger(even, oddLanes(first, second)), nextLanes(even, next));
       storeLanes(out + oh * outRowStride + ow0,
@@ -122,7 +123,7 @@ bool poolWindows3x3Stride2(const Conv &s, const float *image, int64_t rowStride,
       first = next;
     }
   }
-  return !anyLane(unordered);
+  return !anyLane(unorderedLanes(sums[0], sums[1]));
 }
 
 /// One channel, an element at a time, a NaN in a window kept.

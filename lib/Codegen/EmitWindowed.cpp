@@ -11,6 +11,7 @@
 #include "Accumulator.h"
 
 #include "fuel/IR/Window.h"
+#include "fuel/Transforms/ConvEpilogue.h"
 
 #include <algorithm>
 #include <cmath>
@@ -298,59 +299,6 @@ static LogicalResult emitPool(KernelEmitter &e, NodeId node) {
   return success();
 }
 
-namespace {
-/// What the library conv2d applies as it writes its result (see
-/// kernels/x86/conv.h): a residual of the result's shape, then ReLU, SiLU
-/// or a clamp.
-struct ConvEpilogue {
-  std::optional<ValueRef> residual;
-  bool relu = false, silu = false;
-  double lo = -INFINITY, hi = INFINITY;
-};
-} // namespace
-
-/// The epilogue equal to the kernel's elementwise tail, if there is one:
-/// [add(conv, residual)] then at most one of relu, clamp, v * sigmoid(v).
-static std::optional<ConvEpilogue> matchEpilogue(const KernelEmitter &e) {
-  const Graph &graph = e.graph;
-  const std::vector<NodeId> &nodes = e.spec.nodes;
-  ValueRef value{nodes.front(), 0};
-  ConvEpilogue epilogue;
-  size_t i = 1;
-  if (i < nodes.size() && graph.kind(nodes[i]) == OpKind::Add) {
-    auto operands = graph.operands(nodes[i]);
-    ValueRef other = operands[0] == value ? operands[1] : operands[0];
-    bool inGroup = std::find(nodes.begin(), nodes.end(), other.node) != nodes.end();
-    if (operands[0] == operands[1] || (operands[0] != value && operands[1] != value) ||
-        inGroup || !std::ranges::equal(graph.shape(other), graph.shape(value)))
-      return std::nullopt;
-    epilogue.residual = other;
-    value = {nodes[i++], 0};
-  }
-  if (i < nodes.size() && graph.operands(nodes[i])[0] == value) {
-    if (graph.kind(nodes[i]) == OpKind::Relu) {
-      epilogue.relu = true;
-      ++i;
-    } else if (graph.kind(nodes[i]) == OpKind::Clamp) {
-      epilogue.lo = graph.getFloat(nodes[i], AttrName::MinValue, -INFINITY);
-      epilogue.hi = graph.getFloat(nodes[i], AttrName::MaxValue, INFINITY);
-      ++i;
-    } else if (graph.kind(nodes[i]) == OpKind::Sigmoid && i + 1 < nodes.size() &&
-               graph.kind(nodes[i + 1]) == OpKind::Mul) {
-      auto product = graph.operands(nodes[i + 1]);
-      ValueRef sigmoid{nodes[i], 0};
-      if ((product[0] == value && product[1] == sigmoid) ||
-          (product[0] == sigmoid && product[1] == value)) {
-        epilogue.silu = true;
-        i += 2;
-      }
-    }
-  }
-  if (i != nodes.size())
-    return std::nullopt;
-  return epilogue;
-}
-
 /// `leading` then the window's top and left pads and dilations, as a
 /// library window kernel takes them. A slice of output rows from `origin`
 /// on (KernelSpec::takesSliceOrigin) reads the whole input as if its top pad
@@ -369,29 +317,58 @@ static std::vector<std::string> windowScalars(KernelEmitter &e, const Window &wi
   return scalars;
 }
 
+/// The library conv2d's flags for `conv` with `epilogue`: the weights never
+/// change (kept packed), bias, residual, ReLU, SiLU.
+static int64_t libraryConvFlags(const Graph &graph, NodeId conv, const ConvEpilogue &epilogue) {
+  auto operands = graph.operands(conv);
+  return (isConstant(graph, operands[1]) ? 8 : 0) | (operands.size() == 3 ? 16 : 0) |
+         (epilogue.residual ? 32 : 0) | (epilogue.relu ? 64 : 0) | (epilogue.silu ? 128 : 0);
+}
+
+/// Unranked x, w and `result`, then the bias, passed as `result` (never
+/// read) when the convolution has none.
+static std::vector<std::string> libraryConvOperands(KernelEmitter &e, NodeId conv,
+                                                    ValueRef result) {
+  auto operands = e.graph.operands(conv);
+  std::vector<std::string> args;
+  for (ValueRef v : {operands[0], operands[1], result})
+    args.push_back(unranked(e, v));
+  args.push_back(operands.size() == 3 ? unranked(e, operands[2]) : args[2]);
+  return args;
+}
+
 /// A call to the library conv2d (kernels/x86/conv.cpp), which reads the
 /// groups from the operands' channels and adds the bias itself.
 static LogicalResult emitLibraryConv(KernelEmitter &e, NodeId node,
                                      const ConvEpilogue &epilogue) {
   const Graph &graph = e.graph;
-  auto operands = graph.operands(node);
-  ValueRef y{node, 0};
-  // Flags: the weights never change (kept packed), bias, residual, ReLU,
-  // SiLU.
-  int64_t flags = isConstant(graph, operands[1]) ? 8 : 0;
-  flags |= operands.size() == 3 ? 16 : 0;
-  flags |= epilogue.residual ? 32 : 0;
-  flags |= epilogue.relu ? 64 : 0;
-  flags |= epilogue.silu ? 128 : 0;
-  std::vector<std::string> args;
-  for (ValueRef v : {operands[0], operands[1], y})
-    args.push_back(unranked(e, v));
-  // Absent operands are passed as the result, never read.
-  args.push_back(operands.size() == 3 ? unranked(e, operands[2]) : args[2]);
+  int64_t flags = libraryConvFlags(graph, node, epilogue);
+  std::vector<std::string> args = libraryConvOperands(e, node, {node, 0});
+  // An absent residual is passed as the result, never read.
   args.push_back(epilogue.residual ? unranked(e, *epilogue.residual) : args[2]);
   Window win = windowOf(graph, node);
   callLibrary(e, args, windowScalars(e, win, {flags, win.strides[0], win.strides[1]}),
               {epilogue.lo, epilogue.hi});
+  return success();
+}
+
+/// A call to the library's pooled conv2d (kernels/x86/convpool.cpp): the
+/// convolution's result is never written, only the pooling's.
+LogicalResult codegen::emitPooledConv(KernelEmitter &e) {
+  const Graph &graph = e.graph;
+  PooledConv pooled = *pooledConvOfKernel(graph, e.spec.nodes);
+  int64_t flags = libraryConvFlags(graph, pooled.conv, pooled.epilogue);
+  std::vector<std::string> args = libraryConvOperands(e, pooled.conv, {pooled.pool, 0});
+  Window conv = windowOf(graph, pooled.conv), pool = windowOf(graph, pooled.pool);
+  ShapeRef result = graph.shape({pooled.conv, 0});
+  std::vector<std::string> scalars =
+      i64Constants(e, {flags, conv.strides[0], conv.strides[1], conv.pads[0], conv.pads[1],
+                       conv.dilations[0], conv.dilations[1], result[2].size(), result[3].size(),
+                       pool.kernel[0], pool.kernel[1], pool.strides[0], pool.strides[1],
+                       pool.pads[0], pool.pads[1], pool.dilations[0], pool.dilations[1]});
+  // The first pooled row of a slice of them (KernelSpec::takesSliceOrigin).
+  scalars.push_back(e.spec.takesSliceOrigin ? e.sliceOrigin() : i64Constants(e, {0})[0]);
+  callLibrary(e, args, scalars, {pooled.epilogue.lo, pooled.epilogue.hi});
   return success();
 }
 
@@ -424,7 +401,7 @@ bool codegen::emitConvWithEpilogue(KernelEmitter &e) {
   if (e.spec.librarySymbol.empty() || e.graph.kind(head) != OpKind::Conv2D ||
       e.graph.dtype({head, 0}) == DType::I32)
     return false;
-  std::optional<ConvEpilogue> epilogue = matchEpilogue(e);
+  std::optional<ConvEpilogue> epilogue = matchConvEpilogue(e.graph, e.spec.nodes);
   if (!epilogue)
     return false;
   e.alias({head, 0}, {e.spec.nodes.back(), 0});

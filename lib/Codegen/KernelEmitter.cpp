@@ -5,6 +5,7 @@
 #include "fuel/IR/OpKind.h"
 #include "fuel/Support/Float16.h"
 #include "fuel/Transforms/Attention.h"
+#include "fuel/Transforms/ConvEpilogue.h"
 
 #include <algorithm>
 #include <bit>
@@ -82,6 +83,12 @@ std::string codegen::librarySignature(const Graph &graph, const KernelSpec &spec
   if (attentionOfKernel(graph, spec.nodes)) // q, k, v, scale, mask, o, flags.
     return "(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, "
            "memref<*xf32>, i64) -> ()";
+  if (pooledConvOfKernel(graph, spec.nodes)) // x, w, y, bias, flags, the convolution's window
+    // (strides, top/left pads, dilations) and result rows and columns, the
+    // pooling's window (extents, strides, top/left pads, dilations), origin,
+    // clamp bounds.
+    return "(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, "
+           "i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, f32) -> ()";
   // f32 matmul and linear: a, b, c, bias, flags.
   std::string operands = "memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64";
   if (kind == OpKind::MatMul && graph.dtype({head, 0}) == DType::I32) // 8-bit operands.
@@ -531,9 +538,10 @@ LogicalResult KernelEmitter::emit(std::string &out, DiagnosticEngine &diag) {
     argTypes.push_back(memrefType(graph, arg));
   }
   NodeId root = spec.nodes.back();
-  LogicalResult result = attentionOfKernel(graph, spec.nodes) ? emitAttention(*this)
-                         : isElementwiseOp(graph.kind(root))  ? emitElementwiseGroup(*this, diag)
-                                                              : emitNode(*this, root, diag);
+  LogicalResult result = attentionOfKernel(graph, spec.nodes)    ? emitAttention(*this)
+                         : pooledConvOfKernel(graph, spec.nodes) ? emitPooledConv(*this)
+                         : isElementwiseOp(graph.kind(root))     ? emitElementwiseGroup(*this, diag)
+                                                                 : emitNode(*this, root, diag);
   if (failed(result))
     return failure();
   out += "  func.func @" + spec.symbol + "_memref(";

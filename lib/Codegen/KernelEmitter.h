@@ -202,6 +202,9 @@ bool emitMatMulWithEpilogue(KernelEmitter &e);
 /// Emits an attention kernel (Attention.h) as one call of the library's
 /// attention entry.
 LogicalResult emitAttention(KernelEmitter &e);
+/// Emits a pooled convolution's kernel (ConvEpilogue.h) as one call of the
+/// library's pooled conv2d entry.
+LogicalResult emitPooledConv(KernelEmitter &e);
 LogicalResult emitMovement(KernelEmitter &e, NodeId node, DiagnosticEngine &diag);
 
 /// The identity a reduce_* of `kind` over `t` starts from, and one step of

@@ -152,6 +152,8 @@ bool ManifestParser::parseCapsule() {
       alive = readText(c.symbol, valid);
     } else if (member == "attention_symbol") {
       alive = readText(c.attentionSymbol, valid);
+    } else if (member == "pooled_symbol") {
+      alive = readText(c.pooledSymbol, valid);
     } else if (member == "cpu_features") {
       alive = forEachElement([&] {
         bool isString = true;
@@ -225,7 +227,7 @@ bool ManifestParser::parseCapsule() {
                             "max_relative_error, bit_stable, strided_inputs, "
                             "max_rank, max_elements, efficiency, "
                             "fixed_overhead, workspace_bytes, source, symbol, "
-                            "attention_symbol, cpu_features");
+                            "attention_symbol, pooled_symbol, cpu_features");
     }
   }
   if (!alive || reader.failed())

@@ -16,6 +16,7 @@
 #include "fuel/IR/ValueLayout.h"
 #include "fuel/Support/Buckets.h"
 #include "fuel/Transforms/Attention.h"
+#include "fuel/Transforms/ConvEpilogue.h"
 #include "fuel/Transforms/Fusion.h"
 
 #include <algorithm>
@@ -349,6 +350,21 @@ void splitAttention(const Graph &graph, const AttentionChain &chain, KernelSpec 
   spec.splittable = true;
 }
 
+/// A pooled convolution's split: a batch's images, or one image's pooled
+/// rows, each slice reading the whole image (its convolution rows and
+/// their halo) from its slice origin; too few rows do not split.
+void splitPooledConv(const Graph &graph, const PooledConv &pooled, KernelSpec &spec) {
+  ShapeRef y = graph.shape({pooled.pool, 0});
+  ValueRef x = graph.operands(pooled.conv)[0];
+  bool images = y[0].isStatic() && y[0].size() > 1;
+  if (!images && (!y[2].isStatic() || y[2].size() < kMinSplitRows))
+    return;
+  for (KernelArg &arg : spec.args)
+    arg.splitAxis = arg.isResult ? (images ? 0 : 2) : images && arg.value == x ? 0 : -1;
+  spec.takesSliceOrigin = !images;
+  spec.splittable = true;
+}
+
 KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes, std::string symbol,
                       std::string librarySymbol) {
   KernelSpec spec;
@@ -380,6 +396,10 @@ KernelSpec formKernel(const Graph &graph, const std::vector<NodeId> &nodes, std:
 
   if (std::optional<AttentionChain> chain = attentionOfKernel(graph, nodes)) {
     splitAttention(graph, *chain, spec);
+    return spec;
+  }
+  if (std::optional<PooledConv> pooled = pooledConvOfKernel(graph, nodes)) {
+    splitPooledConv(graph, *pooled, spec);
     return spec;
   }
   SplitAxes axes;
@@ -457,13 +477,17 @@ std::vector<KernelSpec> fuel::formKernels(const Graph &graph,
     for (size_t m : members[s])
       nodes.push_back(plan.steps[m].node);
     moveHeadFirst(graph, nodes);
-    // A library kernel can only be the group's first node (its head), or
-    // an attention chain's first product (its library's attention entry).
+    // A library kernel can only be the group's first node (its head), an
+    // attention chain's first product (its library's attention entry), or
+    // a pooled convolution's (its library's pooled entry).
     std::string librarySymbol;
     bool attention = attentionOfKernel(graph, nodes).has_value();
+    bool pooled = !attention && pooledConvOfKernel(graph, nodes).has_value();
     for (size_t m : members[s])
       if (const PlannedStep &step = plan.steps[m]; step.node == nodes.front() && step.capsule)
-        librarySymbol = attention ? step.capsule->attentionSymbol : step.capsule->symbol;
+        librarySymbol = attention ? step.capsule->attentionSymbol
+                        : pooled  ? step.capsule->pooledSymbol
+                                  : step.capsule->symbol;
     kernels.push_back(formKernel(graph, nodes, "fuel_k" + std::to_string(kernels.size()),
                                  std::move(librarySymbol)));
   }

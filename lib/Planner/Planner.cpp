@@ -6,6 +6,7 @@
 #include "fuel/Planner/AttentionFusion.h"
 #include "fuel/Planner/InPlaceConcat.h"
 #include "fuel/Planner/KernelFormation.h"
+#include "fuel/Planner/PoolFusion.h"
 #include "fuel/Support/Buckets.h"
 #include "fuel/Transforms/Fusion.h"
 
@@ -398,6 +399,7 @@ bool PlanBuilder::attempt(const std::vector<double> &penalty) {
   timed("copies", [&] { fillPlan(problem, placement); });
   if (config.fusion) {
     timed("attention", [&] { fuseAttention(graph, plan); });
+    timed("pooling", [&] { fusePooling(graph, plan); });
     timed("in-place", [&] { markInPlaceConcats(graph, plan); });
   }
   timed("schedule", [&] { schedule(); });

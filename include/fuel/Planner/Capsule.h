@@ -75,6 +75,10 @@ struct Capsule {
   /// (softmax(scale(Q K) + mask) V as one kernel, planned by
   /// AttentionFusion.h), or empty.
   std::string attentionSymbol;
+  /// A conv2d library's entry point for a convolution whose result only a
+  /// max pooling reads (both as one kernel, planned by PoolFusion.h), or
+  /// empty.
+  std::string pooledSymbol;
 
   bool acceptsDType(DType t) const { return dtypes & (1u << static_cast<unsigned>(t)); }
   bool acceptsOperandDType(DType t) const {

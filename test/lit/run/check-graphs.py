@@ -973,6 +973,50 @@ check("depthwise_blocked_concat", [("img", rand((2, 20, 7, 7)))],
        node("y", "concat", ["a", "b"], axis=1)], ["y"],
       constants=[("fa", rand((20, 1, 3, 3))), ("ba", rand((20,))), ("fb", rand((20, 1, 5, 5)))],
       tolerance=(1e-4, 1e-4))
+# A convolution whose result (its epilogue applied) only a max pooling reads
+# is one kernel (lib/Planner/PoolFusion.cpp, kernels/x86/convpool.cpp): the
+# convolution rows of each band of pooled rows computed into scratch, the
+# rows that windows of consecutive bands share kept. Stems (3x3 stride 2
+# unpadded, 7x7 stride 2 padded, a band of 64 channels of 100-wide rows
+# several bands high), channel counts off the vector width, ceil mode, a
+# pooling stride past its window (rows no window reads), a dilated window,
+# ReLU, a clamp, SiLU or nothing; NaN and infinities in the image. Each on
+# 1, 2 and 3 threads (slices of pooled rows from odd origins), batches of
+# two split by images, and the AVX2 build.
+POOLED_CONV_CASES = [  # (N, C, H, W, O, k, stride, pad, pool kernel, strides, pads, dilations, ceil, act)
+    (1, 3, 45, 47, 16, 3, 2, 0, [3, 3], [2, 2], [0, 0, 0, 0], [1, 1], False, "relu"),
+    (1, 3, 61, 58, 20, 7, 2, 3, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], False, "relu"),
+    (1, 3, 200, 200, 64, 3, 2, 1, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], False, "relu"),
+    (2, 5, 33, 29, 24, 3, 1, 1, [3, 3], [2, 2], [0, 0, 0, 0], [1, 1], True, "clamp"),
+    (1, 4, 40, 41, 9, 3, 1, 0, [2, 2], [3, 3], [0, 0, 0, 0], [1, 1], False, "silu"),
+    (2, 3, 30, 30, 8, 5, 1, 2, [3, 3], [1, 1], [1, 1, 1, 1], [2, 2], False, "none"),
+]
+for i, (n, c, h, wd, o, k, stride, pad, pk, ps, pp, pd, ceil, act) in enumerate(POOLED_CONV_CASES):
+    image = rand((n, c, h, wd))
+    image[0, 0, h // 3, 4:7] = [np.nan, np.inf, -np.inf]
+    graph = [node("c", "conv2d", ["img", "f", "fb"], strides=[stride, stride], pads=[pad] * 4)]
+    if act == "relu":
+        graph.append(node("a", "relu", ["c"]))
+    elif act == "clamp":
+        graph.append(node("a", "clamp", ["c"], min=0.0, max=6.0))
+    elif act == "silu":
+        graph += [node("s", "sigmoid", ["c"]), node("a", "mul", ["c", "s"])]
+    graph.append(node("y", "max_pool2d", ["c" if act == "none" else "a"], kernel=pk, strides=ps,
+                      pads=pp, dilations=pd, ceil_mode=ceil))
+    weights = [("f", rand((o, c, k, k))), ("fb", rand((o,)))]
+    for threads in ["1", "2", "3"]:
+        check(f"pooled_conv_{i}_{threads}", [("img", image)], graph, ["y"], constants=weights,
+              run_args=["--threads", threads], tolerance=(1e-4, 1e-4))
+    if TARGET == "host":
+        check(f"pooled_conv_{i}_avx2", [("img", image)], graph, ["y"], constants=weights,
+              machine_args=["--machine", avx2], tolerance=(1e-4, 1e-4))
+# A symbolic batch of three images: each slice of pooled rows pools them all.
+check("pooled_conv_symbolic_batch", [("img", rand((3, 3, 40, 40)))],
+      [node("c", "conv2d", ["img", "f"], strides=[2, 2], pads=[1, 1, 1, 1]),
+       node("a", "relu", ["c"]),
+       node("y", "max_pool2d", ["a"], kernel=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
+      ["y"], constants=[("f", rand((32, 3, 3, 3)))], symbolic={"img": ["B", 3, 40, 40]},
+      dims={"B": 3}, run_args=["--threads", "2"], tolerance=(1e-4, 1e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
