@@ -1,7 +1,7 @@
 //===- Passes.cpp - The passes of fuelc's compiler pipeline ---------------===//
 //
 // Each pass is a thin wrapper over its library's entry point (importModel,
-// materializeStridedReshapes, foldChannelScales, planGraph,
+// materializeStridedReshapes, foldChannelScales, distributePooling, planGraph,
 // generateTargetCode, lowerProgram, buildPlanArtifact); this file is the one
 // place that says in which order they run and what each prints.
 //
@@ -12,6 +12,7 @@
 #include "fuel/Planner/CostModel.h"
 #include "fuel/Planner/LowerProgram.h"
 #include "fuel/Support/Sha256.h"
+#include "fuel/Transforms/DistributePooling.h"
 #include "fuel/Transforms/FoldChannelScales.h"
 #include "fuel/Transforms/Materialize.h"
 
@@ -60,6 +61,11 @@ static LogicalResult foldScalesPass(Compilation &c, DiagnosticEngine &) {
   for (uint32_t id = 0; id < c.file->graph.symbols().size(); ++id)
     bounds.push_back(pricing.extent(Dim::symbol(id)));
   foldChannelScales(c.file->graph, bounds);
+  return success();
+}
+
+static LogicalResult distributePoolingPass(Compilation &c, DiagnosticEngine &) {
+  distributePooling(c.file->graph);
   return success();
 }
 
@@ -171,6 +177,8 @@ const std::vector<Pass> &fuel::compilerPasses() {
          printGraph},
         {"fold-scales", "fold per-channel scales of a convolution's input into its weights",
          foldScalesPass, printGraph},
+        {"distribute-pooling", "pool a concat of convolutions' results part by part",
+         distributePoolingPass, printGraph},
         {"place", "place, fuse, form kernels and plan memory for every route", placePass,
          printPlans}};
     for (const CodegenTarget *target : codegenTargets())

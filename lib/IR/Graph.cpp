@@ -66,6 +66,13 @@ void Graph::addAttr(Attribute a) {
   ++attrOffsets.back();
 }
 
+void Graph::copyAttrs(NodeId node) {
+  assert(node != openNode() && "copying the open node's own attributes");
+  // By index: appending may move the pool under a span of it.
+  for (uint32_t a = attrOffsets[node]; a < attrOffsets[node + 1]; ++a)
+    addAttr(attrPool[a]);
+}
+
 void Graph::addIntAttr(AttrName name, int64_t value) {
   addAttr({name, AttrType::Int, 0, value});
 }

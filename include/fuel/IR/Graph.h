@@ -78,6 +78,8 @@ public:
   void addDimAttr(AttrName name, Dim dim);
   void addDTypeAttr(AttrName name, DType dtype);
   void addDeviceAttr(AttrName name, DeviceRef device);
+  /// Gives the open node every attribute of `node` (sharing pooled values).
+  void copyAttrs(NodeId node);
 
   /// Records the type of one result (set by import for sources, by shape
   /// inference for every other node).

@@ -1017,6 +1017,28 @@ check("pooled_conv_symbolic_batch", [("img", rand((3, 3, 40, 40)))],
        node("y", "max_pool2d", ["a"], kernel=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
       ["y"], constants=[("f", rand((32, 3, 3, 3)))], symbolic={"img": ["B", 3, 40, 40]},
       dims={"B": 3}, run_args=["--threads", "2"], tolerance=(1e-4, 1e-4))
+# A max pooling of a channel concat pools each part (distribute-pooling):
+# fire modules (1x1 and 3x3 expansions of one squeeze), a part that is no
+# convolution's, a pooling read twice, and a symbolic batch.
+def fire(extra_part):
+    graph = [node("s", "conv2d", ["img", "fs"]), node("sa", "relu", ["s"]),
+             node("e1", "conv2d", ["sa", "f1", "b1"]), node("e1a", "relu", ["e1"]),
+             node("e3", "conv2d", ["sa", "f3", "b3"], pads=[1, 1, 1, 1]),
+             node("e3a", "clamp", ["e3"], min=0.0, max=6.0)]
+    parts = ["e1a", "e3a"] + (["img"] if extra_part else [])
+    return graph + [node("cat", "concat", parts, axis=1),
+                    node("p", "max_pool2d", ["cat"], kernel=[3, 3], strides=[2, 2], ceil_mode=True),
+                    node("y", "relu", ["p"]), node("z", "add", ["p", "p"])]
+fire_weights = [("fs", rand((6, 5, 1, 1))), ("f1", rand((13, 6, 1, 1))), ("b1", rand((13,))),
+                ("f3", rand((19, 6, 3, 3))), ("b3", rand((19,)))]
+for extra in [False, True]:
+    for threads in ["1", "2"]:
+        check(f"pooled_concat_{int(extra)}_{threads}", [("img", rand((2, 5, 29, 31)))],
+              fire(extra), ["y", "z"], constants=fire_weights, run_args=["--threads", threads],
+              tolerance=(1e-4, 1e-4))
+check("pooled_concat_symbolic_batch", [("img", rand((3, 5, 29, 31)))], fire(False), ["y", "z"],
+      constants=fire_weights, symbolic={"img": ["B", 5, 29, 31]}, dims={"B": 3},
+      run_args=["--threads", "2"], tolerance=(1e-4, 1e-4))
 if TARGET != "host":
     print(f"{not_on_gpu} cases need ops or dtypes without kernels on the device")
 print(f"{passed} passed, {failed} failed")
