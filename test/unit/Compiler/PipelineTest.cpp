@@ -42,23 +42,23 @@ TEST_CASE("the passes run in order and stop where asked", "[pipeline]") {
   std::vector<std::string> all;
   for (const Pass &p : compilerPasses())
     all.push_back(p.name);
-  CHECK(all == std::vector<std::string>{"import", "materialize", "fold-scales", "place",
-                                        "codegen-x86", "codegen-spirv", "codegen-ptx", "lower",
-                                        "serialize"});
+  CHECK(all == std::vector<std::string>{"import", "materialize", "fold-scales",
+                                        "distribute-pooling", "place", "codegen-x86",
+                                        "codegen-spirv", "codegen-ptx", "lower", "serialize"});
   Fixture f;
   PipelineOptions options;
   options.stopAfter = "place";
   std::vector<PassTiming> timings;
   REQUIRE(succeeded(runPipeline(f.c, options, f.diag, timings)));
-  CHECK(passNames(timings) ==
-        std::vector<std::string>{"import", "materialize", "fold-scales", "place"});
+  CHECK(passNames(timings) == std::vector<std::string>{"import", "materialize", "fold-scales",
+                                                       "distribute-pooling", "place"});
   REQUIRE(f.c.routes.size() == 1);
   CHECK_FALSE(f.c.routes[0].plan.kernels.empty());
   CHECK(f.c.routes[0].kernelBinaries.empty()); // No code generated yet.
   CHECK(f.c.artifact.empty());
   // The planner's phases come right after `place`, indented.
-  REQUIRE(timings.size() > 4);
-  CHECK(timings[4].name == "  candidates");
+  REQUIRE(timings.size() > 5);
+  CHECK(timings[5].name == "  candidates");
 }
 
 TEST_CASE("a whole run lowers every route and writes the artifact", "[pipeline]") {
