@@ -19,9 +19,10 @@ namespace fuel {
 /// concat(max_pool2d(x0), ..., max_pool2d(xn), axis 1) in the verified
 /// `graph` where the concat joins NCHW images, only the pooling reads it,
 /// the pooling is not a graph output, and some part is the result of a
-/// convolution (and its activation) nothing else reads. The pooling's node pools the first part
-/// and the concat's node joins the poolings; the other parts' poolings are
-/// new nodes named `<pooling>.part<i>`. Returns the number rewritten.
+/// convolution (and its activation) nothing else reads. The pooling's node
+/// pools the first part and the concat's node joins the poolings; the other
+/// parts' poolings are new nodes named `<pooling>.part<i>`. Returns the
+/// number rewritten.
 unsigned distributePooling(Graph &graph);
 
 } // namespace fuel
