@@ -25,14 +25,22 @@ using namespace KERNEL_NAMESPACE;
 
 namespace {
 
+/// Taps per block for a tile of `vectors` vectors of channels: the block's
+/// panel (16 KiB) and its taps' runs of pixels stay in L1 together. With
+/// conv.cpp's 24 KiB (tapsPerBlock) a 7x7 layer's 96-tap block also reads
+/// 96 runs of 49 pixels (18 KiB): MobileNetV2's 7x7 pointwise layers and
+/// ResNet-18's 512 -> 512 3x3 ran 4-8% slower alone (bench/ConvBench.cpp,
+/// Zen 5); 8, 12 and 20 KiB measured between the two.
+constexpr int64_t channelTapsPerBlock(int vectors) { return (16 << 10) / (vectors * kWidth * 4); }
+
 /// Packs a group's weights [Og, taps] into panels of `columns` channels by
-/// tapsPerBlock taps (taps x columns floats each), in the order
+/// channelTapsPerBlock taps (taps x columns floats each), in the order
 /// convolveBlocks reads them: a layer whose weights come from memory (9 MiB
 /// for 512 -> 512 channels 3x3) is one stream. Channels past Og are zero.
 void packChannelPanels(const void *context, float *out) {
   const ChannelPanels &p = *static_cast<const ChannelPanels *>(context);
   const Conv &s = *p.s;
-  int64_t K = s.taps(), taps = tapsPerBlock(p.columns / kWidth);
+  int64_t K = s.taps(), taps = channelTapsPerBlock(p.columns / kWidth);
   for (int64_t k0 = 0; k0 < K; k0 += taps)
     for (int64_t o0 = 0; o0 < s.Og; o0 += p.columns) {
       TapWalk walk(s, *p.w, k0);
@@ -49,7 +57,7 @@ void packChannelPanels(const void *context, float *out) {
 template <int MR, int NV>
 void convolveBlocks(const Conv &s, const float *panels, const float *rows, const int64_t *offsets,
                     const View &y, float *out, const Epilogue &e) {
-  constexpr int64_t kColumns = NV * kWidth, kTaps = tapsPerBlock(NV);
+  constexpr int64_t kColumns = NV * kWidth, kTaps = channelTapsPerBlock(NV);
   int64_t K = s.taps(), width = roundUp(s.OW, MR), channels = roundUp(s.Og, kColumns);
   // Output rows per block: the block's results (pixels x channels) stay in
   // L2 from the first taps to the copy out.
